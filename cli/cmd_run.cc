@@ -1,0 +1,46 @@
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "cli/commands.h"
+#include "cli/version.h"
+#include "models/scenario_loader.h"
+#include "models/scenario_runner.h"
+#include "reports/atomic_file.h"
+#include "reports/run_report.h"
+
+namespace cs::cli {
+
+const char* version() { return CLUSTERSIM_VERSION_STRING; }
+
+int cmd_run(const RunArgs& args) {
+  const models::Scenario sc = models::load_scenario_file(args.file);
+  // Open the outputs before the run so that an unwritable path fails at once, and write them by
+  // rename only after everything succeeded.
+  std::optional<reports::AtomicFile> out, trace;
+  if (!args.out.empty()) out.emplace(args.out);
+  if (!args.trace.empty()) trace.emplace(args.trace);
+
+  std::cerr << "clustersim: running '" << sc.name << "' (" << sc.cluster.gpus << " x " << sc.cluster.gpu.name
+            << ", " << sc.streams.size() << " streams)\n";
+  models::RunOptions options;
+  if (trace) options.trace = &trace->stream();
+  const models::RunResult r = models::run_scenario(sc, options);
+  if (!r.calibrated)
+    std::cerr << "clustersim: warning: costs are uncalibrated (" << r.cost_model << ")\n";
+
+  const std::string text = args.format == "json" ? reports::result_json(r, version()).dump(2) + "\n"
+                                                 : reports::result_console(r);
+  if (trace) trace->commit();
+  if (out) {
+    out->stream() << text;
+    out->commit();
+    std::cerr << "clustersim: wrote " << args.out << "\n";
+  } else {
+    std::cout << text << std::flush;
+  }
+  if (trace) std::cerr << "clustersim: wrote trace " << args.trace << " (open it in ui.perfetto.dev)\n";
+  return 0;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,20 @@
+// The subcommands. Each returns the process exit code: 0 success, 2 user error, 1 internal error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cs::cli {
+
+struct RunArgs {
+  std::string file;
+  std::string format = "console";
+  std::string out;    // empty: stdout
+  std::string trace;  // empty: no trace
+};
+
+int cmd_run(const RunArgs& args);
+int cmd_check(const std::vector<std::string>& files);
+const char* version();
+
+}  // namespace cs::cli

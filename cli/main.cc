@@ -1,0 +1,59 @@
+// clustersim: command-line entry. Results go to stdout, context and errors to stderr.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "hw/user_error.h"
+
+int main(int argc, char** argv) {
+  using namespace cs::cli;
+  CLI::App app{"clustersim: discrete-event simulator and performance model of LLM-training clusters"};
+  app.set_version_flag("--version", std::string("clustersim ") + version());
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml\n"
+      "  clustersim check scenarios/*.yaml\n"
+      "Exit codes: 0 success, 2 bad input, 1 internal error.");
+
+  RunArgs run;
+  CLI::App* run_cmd = app.add_subcommand("run", "Simulate a scenario and print its result");
+  run_cmd->add_option("FILE", run.file, "Scenario YAML file")->required();
+  run_cmd->add_option("--format", run.format, "Output format")
+      ->check(CLI::IsMember({"console", "json"}))
+      ->capture_default_str();
+  run_cmd->add_option("--out", run.out, "Write the result to this file (atomically) instead of stdout");
+  run_cmd->add_option("--trace", run.trace, "Write a Perfetto/Chrome trace (JSON) to this file");
+  run_cmd->footer(
+      "Example:\n"
+      "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml --format json --out result.json \\\n"
+      "      --trace trace.json     # then open trace.json in ui.perfetto.dev");
+
+  std::vector<std::string> files;
+  CLI::App* check_cmd = app.add_subcommand("check", "Validate scenario files without running them");
+  check_cmd->add_option("FILE", files, "Scenario YAML files")->required()->expected(1, -1);
+  check_cmd->footer(
+      "Example:\n"
+      "  clustersim check scenarios/*.yaml   # prints FILE:LINE:COL: message for each error");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    std::cerr << "clustersim: " << e.what() << "\nRun with --help for usage.\n";
+    return 2;
+  }
+
+  try {
+    if (*run_cmd) return cmd_run(run);
+    if (*check_cmd) return cmd_check(files);
+  } catch (const cs::hw::UserError& e) {
+    std::cerr << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "clustersim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return 1;
+}

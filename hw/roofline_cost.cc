@@ -1,0 +1,61 @@
+#include "hw/roofline_cost.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace cs::hw {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+}  // namespace
+
+std::string RooflineCost::describe() const {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "uncalibrated roofline (%s datasheet, %.2f GB/s per comm SM)",
+                gpu_.name.c_str(), params_.comm_bw_per_sm_GBps);
+  return buf;
+}
+
+double RooflineCost::peak_flops(sim::DType t) const {
+  switch (t) {
+    case sim::DType::kFp8: return gpu_.fp8_dense_tflops * 1e12;
+    case sim::DType::kBf16: return gpu_.bf16_dense_tflops * 1e12;
+    case sim::DType::kFp16: return gpu_.fp16_dense_tflops * 1e12;
+    case sim::DType::kFp32: return gpu_.tf32_dense_tflops * 1e12;  // GEMMs in FP32 run as TF32
+  }
+  return gpu_.bf16_dense_tflops * 1e12;
+}
+
+sim::ComputeCost RooflineCost::gemm_cost(int, const sim::GemmShape& g) const {
+  const int64_t tile = params_.gemm_tile;
+  const int64_t tiles = g.groups * ceil_div(g.m, tile) * ceil_div(g.n, tile);
+  const double in = sim::dtype_bytes(g.dtype);
+  const double out = g.dtype == sim::DType::kFp32 ? 4.0 : 2.0;
+  const double bytes = g.groups * ((static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n) * in +
+                                   static_cast<double>(g.m) * g.n * out);
+  return sim::ComputeCost{static_cast<int>(std::min<int64_t>(tiles, gpu_.sms)), bytes};
+}
+
+sim::Time RooflineCost::gemm_time(int, const sim::GemmShape& g, int sms) const {
+  const int64_t tile = params_.gemm_tile;
+  const int64_t tiles = g.groups * ceil_div(g.m, tile) * ceil_div(g.n, tile);
+  const int64_t waves = ceil_div(tiles, std::max(1, sms));
+  const double per_sm = peak_flops(g.dtype) / gpu_.sms;
+  const double tile_flops = 2.0 * tile * tile * static_cast<double>(g.k);
+  return sim::Time::from_seconds_ceil(static_cast<double>(waves) * tile_flops / per_sm);
+}
+
+sim::ComputeCost RooflineCost::compute_cost(int, const sim::GenericCompute& c) const {
+  return sim::ComputeCost{gpu_.sms, c.bytes};
+}
+
+sim::Time RooflineCost::compute_time(int, const sim::GenericCompute& c, int sms) const {
+  const double rate = peak_flops(c.dtype) * std::max(1, sms) / gpu_.sms;
+  return sim::Time::from_seconds_ceil(c.flops / rate);
+}
+
+sim::Bandwidth RooflineCost::comm_copy_rate(int, int sms) const {
+  return sim::Bandwidth::gbytes_per_s(params_.comm_bw_per_sm_GBps * sms);
+}
+
+}  // namespace cs::hw

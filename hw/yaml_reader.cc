@@ -1,0 +1,324 @@
+#include "hw/yaml_reader.h"
+
+#include <yaml-cpp/depthguard.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace cs::hw {
+
+namespace {
+
+std::string describe(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Null: return "an empty value";
+    case YAML::NodeType::Scalar: {
+      std::string v = n.Scalar();
+      if (v.size() > 40) v = v.substr(0, 37) + "...";
+      return "'" + v + "'";
+    }
+    default: return "nothing";
+  }
+}
+
+std::string where(const std::string& path) { return path.empty() ? "the top level" : "'" + path + "'"; }
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
+  return out;
+}
+
+// Position (1-based) of byte offset `at` in `text`.
+std::pair<int, int> position_of(std::string_view text, size_t at) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid UTF-8.
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  size_t n;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0 && c >= 0xC2) n = 2;
+  else if ((c & 0xF0) == 0xE0) n = 3;
+  else if ((c & 0xF8) == 0xF0 && c <= 0xF4) n = 4;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+// Refuses what the parser should never see: NUL bytes, invalid UTF-8, runaway flow nesting
+// (yaml-cpp recurses once per bracket level).
+void prescan(std::string_view text, const std::string& file) {
+  int depth = 0;
+  bool comment = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '\0') {
+      auto [l, col] = position_of(text, i);
+      throw UserError(file, l, col, "binary data (a NUL byte): a scenario is UTF-8 text");
+    }
+    const size_t n = utf8_length(text, i);
+    if (n == 0) {
+      auto [l, col] = position_of(text, i);
+      throw UserError(file, l, col, "invalid UTF-8: a scenario is UTF-8 text");
+    }
+    if (c == '\n') comment = false;
+    else if (!comment && !quote && c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t'))
+      comment = true;
+    else if (!comment && quote && c == quote) quote = 0;
+    else if (!comment && !quote && (c == '"' || c == '\'') && depth > 0) quote = c;
+    else if (!comment && !quote && (c == '[' || c == '{')) {
+      if (++depth > kMaxYamlDepth) {
+        auto [l, col] = position_of(text, i);
+        throw UserError(file, l, col,
+                        "nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+      }
+    } else if (!comment && !quote && (c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+    i += n;
+  }
+}
+
+}  // namespace
+
+YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const std::string> file, std::string path,
+                   int depth)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)), depth_(depth) {
+  if (!node_.Mark().is_null()) {
+    line_ = node_.Mark().line + 1;
+    col_ = node_.Mark().column + 1;
+  }
+  if (depth_ > kMaxYamlDepth)
+    fail("nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+}
+
+void YamlNode::fail(const std::string& message) const { throw UserError(*file_, line(), col(), message); }
+
+std::string YamlNode::as_string() const {
+  if (!node_.IsScalar()) fail(where(path_) + " must be a string, found " + describe(node_));
+  return node_.Scalar();
+}
+
+std::string YamlNode::as_enum(const std::vector<std::string>& choices) const {
+  const std::string v = as_string();
+  if (std::find(choices.begin(), choices.end(), v) != choices.end()) return v;
+  std::string msg = where(path_) + " must be one of " + join(choices) + ", found '" + v + "'";
+  const std::string near = nearest(v, choices);
+  if (!near.empty()) msg += "; did you mean '" + near + "'?";
+  fail(msg);
+}
+
+bool YamlNode::as_bool() const {
+  if (node_.IsScalar() && node_.Tag() != "!") {
+    if (node_.Scalar() == "true") return true;
+    if (node_.Scalar() == "false") return false;
+  }
+  fail(where(path_) + " must be true or false, found " + describe(node_));
+}
+
+int64_t YamlNode::as_int(int64_t min, int64_t max) const {
+  if (!node_.IsScalar() || node_.Tag() == "!")
+    fail(where(path_) + " must be an integer, found " + describe(node_));
+  const std::string& s = node_.Scalar();
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    fail(where(path_) + " must be an integer, found " + describe(node_));
+  if (v < min || v > max)
+    fail(where(path_) + " must be between " + std::to_string(min) + " and " + std::to_string(max) +
+         ", found " + s);
+  return v;
+}
+
+double YamlNode::as_double(double min, double max, bool min_exclusive) const {
+  if (!node_.IsScalar() || node_.Tag() == "!")
+    fail(where(path_) + " must be a number, found " + describe(node_));
+  const std::string& s = node_.Scalar();
+  errno = 0;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  const bool plain = !s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos;
+  if (!plain || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+    fail(where(path_) + " must be a number, found " + describe(node_));
+  std::ostringstream range;
+  range << (min_exclusive ? "greater than " : "at least ") << min;
+  if (min_exclusive ? !(v > min) : !(v >= min)) fail(where(path_) + " must be " + range.str() + ", found " + s);
+  if (v > max) {
+    std::ostringstream m;
+    m << where(path_) << " must be at most " << max << ", found " << s;
+    fail(m.str());
+  }
+  return v;
+}
+
+std::vector<YamlNode> YamlNode::items() const {
+  if (!node_.IsSequence()) fail(where(path_) + " must be a list, found " + describe(node_));
+  std::vector<YamlNode> out;
+  size_t i = 0;
+  for (const auto& child : node_) {
+    out.emplace_back(child, file_, path_ + "[" + std::to_string(i) + "]", depth_ + 1);
+    ++i;
+  }
+  return out;
+}
+
+YamlMap::YamlMap(const YamlNode& node, const std::vector<std::string>& allowed)
+    : YamlMap(node, &allowed, "keys " + join(allowed)) {}
+
+YamlMap YamlMap::with_any_keys(const YamlNode& node, const std::string& what) {
+  return YamlMap(node, nullptr, what);
+}
+
+YamlMap::YamlMap(const YamlNode& node, const std::vector<std::string>* allowed_keys,
+                 const std::string& what)
+    : node_(node) {
+  if (!node.node_.IsMap())
+    node.fail(where(node.path_) + " must be a map with " + what + ", found " + describe(node.node_));
+  std::map<std::string, std::pair<int, int>> seen;
+  for (const auto& kv : node.node_) {
+    const YamlNode key(kv.first, node.file_, node.path_, node.depth_ + 1);
+    if (!kv.first.IsScalar()) key.fail("a key in " + where(node.path_) + " must be a plain name, found " + describe(kv.first));
+    const std::string name = kv.first.Scalar();
+    if (auto it = seen.find(name); it != seen.end())
+      key.fail("duplicate key '" + name + "' in " + where(node.path_) + " (first at line " +
+               std::to_string(it->second.first) + ", column " + std::to_string(it->second.second) + ")");
+    seen.emplace(name, std::make_pair(key.line(), key.col()));
+    if (allowed_keys && std::find(allowed_keys->begin(), allowed_keys->end(), name) == allowed_keys->end()) {
+      std::string msg = "unknown key '" + name + "' in " + where(node.path_);
+      const std::string near = nearest(name, *allowed_keys);
+      msg += near.empty() ? "; valid keys: " + join(*allowed_keys) : "; did you mean '" + near + "'?";
+      key.fail(msg);
+    }
+    const std::string child_path = node.path_.empty() ? name : node.path_ + "." + name;
+    YamlNode value(kv.second, node.file_, child_path, node.depth_ + 1);
+    // A key with no value has no mark of its own in yaml-cpp: point at the key.
+    if (kv.second.Mark().is_null()) {
+      value.line_ = key.line_;
+      value.col_ = key.col_;
+    }
+    entries_.emplace_back(name, std::move(value));
+  }
+}
+
+bool YamlMap::has(std::string_view key) const {
+  return std::any_of(entries_.begin(), entries_.end(), [&](const auto& e) { return e.first == key; });
+}
+
+std::optional<YamlNode> YamlMap::optional(std::string_view key) const {
+  for (const auto& e : entries_)
+    if (e.first == key) return e.second;
+  return std::nullopt;
+}
+
+YamlNode YamlMap::required(std::string_view key) const {
+  if (auto v = optional(key)) return *v;
+  node_.fail("missing required key '" + std::string(key) + "' in " + where(node_.path()));
+}
+
+std::vector<std::string> YamlMap::keys() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_) out.push_back(e.first);
+  return out;
+}
+
+std::string YamlMap::exactly_one_of(const std::vector<std::string>& keys) const {
+  std::string found;
+  for (const auto& e : entries_) {
+    if (std::find(keys.begin(), keys.end(), e.first) == keys.end()) continue;
+    if (!found.empty())
+      e.second.fail("'" + found + "' and '" + e.first + "' cannot both be given in " + where(node_.path()));
+    found = e.first;
+  }
+  if (found.empty()) node_.fail(where(node_.path()) + " needs one of " + join(keys));
+  return found;
+}
+
+YamlNode parse_yaml(std::string_view text, const std::string& file) {
+  auto name = std::make_shared<const std::string>(file);
+  if (text.size() > kMaxYamlBytes)
+    throw UserError(file, 1, 1, "file is " + std::to_string(text.size()) + " bytes; at most " +
+                                    std::to_string(kMaxYamlBytes) + " (8 MiB) are read");
+  prescan(text, file);
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    throw UserError(file, e.mark.line + 1, e.mark.column + 1, "nesting too deep for the YAML parser");
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
+    const int col = e.mark.is_null() ? 1 : e.mark.column + 1;
+    throw UserError(file, line, col, "YAML syntax error: " + e.msg);
+  }
+  if (docs.size() > 1) {
+    const YamlNode second(docs[1], name, "", 0);
+    second.fail("more than one YAML document; a file holds one");
+  }
+  return YamlNode(docs.empty() ? YAML::Node() : docs[0], name, "", 0);
+}
+
+YamlNode load_yaml_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError(path, 0, 0, "cannot open the file");
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(in.tellg());
+  if (in.fail()) throw UserError(path, 0, 0, "cannot read the file (is it a directory?)");
+  if (size > kMaxYamlBytes)
+    throw UserError(path, 1, 1, "file is " + std::to_string(size) + " bytes; at most " +
+                                    std::to_string(kMaxYamlBytes) + " (8 MiB) are read");
+  in.seekg(0);
+  std::string text(size, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  if (!in) throw UserError(path, 0, 0, "cannot read the file");
+  return parse_yaml(text, path);
+}
+
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = SIZE_MAX;
+  for (const auto& c : candidates) {
+    // Levenshtein distance, one row at a time.
+    std::vector<size_t> row(c.size() + 1);
+    for (size_t j = 0; j <= c.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= word.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= c.size(); ++j) {
+        const size_t up = row[j];
+        const bool same = std::tolower(static_cast<unsigned char>(word[i - 1])) ==
+                          std::tolower(static_cast<unsigned char>(c[j - 1]));
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (same ? 0 : 1)});
+        diag = up;
+      }
+    }
+    if (row[c.size()] < best_d) {
+      best_d = row[c.size()];
+      best = c;
+    }
+  }
+  const size_t limit = std::max<size_t>(2, word.size() / 3);
+  return best_d <= limit ? best : "";
+}
+
+}  // namespace cs::hw

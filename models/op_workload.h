@@ -1,0 +1,21 @@
+// Turns an `ops` workload into an op graph: one engine stream per (stream, GPU), repeats expanded,
+// collectives spanning the stream's GPUs, `after` references resolved. Unknown references,
+// duplicate ids and dependency cycles (a collective counts as one node: its ops finish together)
+// are UserErrors at the position of the offending entry.
+#pragma once
+
+#include <vector>
+
+#include "models/scenario.h"
+#include "sim/op_graph.h"
+
+namespace cs::models {
+
+struct OpWorkload {
+  sim::OpGraph graph;
+  std::vector<std::vector<uint32_t>> engine_streams;  // per scenario stream: one per GPU
+};
+
+OpWorkload build_op_workload(const Scenario& sc);
+
+}  // namespace cs::models

@@ -1,0 +1,83 @@
+// A scenario as loaded and validated from YAML (see scenarios/README.md for every key).
+// Today one workload kind exists: `ops`, explicit streams of ops per GPU group.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/gpu_catalog.h"
+#include "sim/op_graph.h"
+#include "sim/sm_pool.h"
+
+namespace cs::models {
+
+inline constexpr int kSchemaVersion = 1;
+
+// A position in the scenario file, kept for errors found after loading (unknown op ids, cycles).
+struct SourcePos {
+  int line = 0, col = 0;
+};
+
+struct FabricConfig {
+  std::string kind = "switch";
+  double link_bw_GBps = 0;  // per direction
+  double link_lat_ns = 0;
+};
+
+struct ClusterConfig {
+  hw::GpuSpec gpu;
+  int gpus = 0;
+  std::vector<sim::PartitionSpec> partitions;
+  FabricConfig fabric;
+};
+
+struct CostModelConfig {
+  std::string kind = "roofline";
+  double comm_bw_per_sm_GBps = 0;
+};
+
+enum class OpType : uint8_t { kGemm, kCompute, kCollective, kSend };
+
+struct DepRef {
+  std::string op;   // id of the op waited for
+  int gpu = -1;     // -1: the same GPU as the waiting op
+  SourcePos pos;
+};
+
+struct OpSpec {
+  OpType type = OpType::kGemm;
+  std::string kind_name;  // the YAML key: gemm, compute, all_to_all, ...
+  sim::GemmShape gemm;
+  sim::GenericCompute compute;
+  sim::CollectiveKind collective = sim::CollectiveKind::kAllToAll;
+  double size_bytes = 0;
+  int send_to = -1;           // absolute destination GPU, or -1
+  int send_peer_offset = 0;   // destination = the GPU this many places later in the stream's list
+  int64_t repeat = 1;
+  std::string id;
+  std::string label;
+  std::vector<DepRef> after;
+  SourcePos pos;
+};
+
+struct StreamSpec {
+  std::string name;
+  std::vector<int> gpus;
+  std::string partition;
+  int partition_index = 0;
+  std::vector<OpSpec> ops;
+  SourcePos pos;
+};
+
+struct Scenario {
+  std::string file;
+  std::string name;
+  std::string description;
+  ClusterConfig cluster;
+  CostModelConfig cost;
+  std::vector<StreamSpec> streams;
+};
+
+}  // namespace cs::models

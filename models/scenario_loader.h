@@ -1,0 +1,18 @@
+// Loads a scenario file strictly: unknown or duplicate keys, missing keys, wrong types, values out
+// of range and impossible configurations are hw::UserError at FILE:LINE:COL. Nothing is run.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "models/scenario.h"
+
+namespace cs::models {
+
+Scenario load_scenario_file(const std::string& path);
+Scenario load_scenario_text(std::string_view text, const std::string& file);
+
+// Ops a workload may expand to (GPUs x ops x repeats); beyond it the scenario is refused.
+inline constexpr int64_t kMaxExpandedOps = 10'000'000;
+
+}  // namespace cs::models

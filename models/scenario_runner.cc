@@ -1,0 +1,88 @@
+#include "models/scenario_runner.h"
+
+#include <algorithm>
+#include <memory>
+#include <stdexcept>
+
+#include "hw/roofline_cost.h"
+#include "hw/switch_fabric.h"
+#include "models/op_workload.h"
+#include "sim/engine.h"
+#include "sim/executor.h"
+#include "sim/flow_network.h"
+#include "sim/trace_writer.h"
+
+namespace cs::models {
+
+RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
+  const OpWorkload work = build_op_workload(sc);
+  const ClusterConfig& cl = sc.cluster;
+
+  sim::Engine engine;
+  sim::FlowNetwork net(engine);
+  hw::SwitchFabric fabric(net, hw::SwitchFabricSpec{
+      cl.gpus, sim::Bandwidth::gbytes_per_s(cl.fabric.link_bw_GBps),
+      sim::Time::from_seconds_ceil(cl.fabric.link_lat_ns * 1e-9),
+      sim::Bandwidth::gbytes_per_s(cl.gpu.hbm_bw_GBps)});
+  hw::RooflineParams params;
+  params.comm_bw_per_sm_GBps = sc.cost.comm_bw_per_sm_GBps;
+  const hw::RooflineCost cost(cl.gpu, params);
+  std::vector<sim::SmPool> pools;
+  for (int g = 0; g < cl.gpus; ++g) pools.emplace_back(cl.gpu.sms, cl.partitions);
+
+  sim::Executor exec(engine, net, fabric, cost, pools, work.graph);
+  std::unique_ptr<sim::TraceWriter> trace;
+  if (options.trace) {
+    trace = std::make_unique<sim::TraceWriter>(*options.trace, work.graph, net, fabric);
+    exec.set_observer(trace.get());
+    net.set_observer(trace.get());
+  }
+  const sim::ExecResult ex = exec.run();
+  if (!ex.stuck_ops.empty())
+    throw std::logic_error(std::to_string(ex.stuck_ops.size()) + " ops never ran in scenario '" + sc.name +
+                           "' although validation found no cycle");
+  if (trace) trace->finish(ex.makespan);
+
+  RunResult r;
+  r.scenario = sc.name;
+  r.file = sc.file;
+  r.gpu_model = cl.gpu.model;
+  r.gpus = cl.gpus;
+  r.partitions = cl.partitions;
+  r.cost_model = cost.describe();
+  r.calibrated = cost.calibrated();
+  r.makespan = ex.makespan;
+  r.ops = static_cast<int64_t>(work.graph.ops().size());
+  r.events = engine.events_processed();
+  r.reallocations = net.reallocations();
+  for (size_t s = 0; s < sc.streams.size(); ++s) {
+    StreamResult sr;
+    sr.name = sc.streams[s].name;
+    sr.partition = sc.streams[s].partition;
+    sr.gpus = static_cast<int>(work.engine_streams[s].size());
+    int64_t sum_ps = 0;
+    for (uint32_t es : work.engine_streams[s]) {
+      const auto& ops = work.graph.streams()[es].ops;
+      sr.ops_per_gpu = static_cast<int64_t>(ops.size());
+      sim::Time busy;
+      for (uint32_t o : ops) {
+        busy += ex.ops[o].end - ex.ops[o].start;
+        sr.end_max = std::max(sr.end_max, ex.ops[o].end);
+      }
+      sr.busy_max = std::max(sr.busy_max, busy);
+      sum_ps += busy.ps_count();
+    }
+    sr.busy_mean = sim::Time::ps(sum_ps / std::max(1, sr.gpus));
+    r.streams.push_back(sr);
+  }
+  for (uint32_t l = 0; l < net.link_slots(); ++l) {
+    const sim::LinkId id{l};
+    if (!net.link_alive(id) || net.name(id).empty()) continue;
+    const sim::LinkStats st = net.stats(id);
+    if (st.bytes <= 0) continue;
+    r.links.push_back(LinkResult{net.name(id), net.capacity(id).gbytes_per_s(), st.bytes, st.busy});
+  }
+  return r;
+}
+
+}  // namespace cs::models

@@ -1,0 +1,54 @@
+// Runs a loaded scenario on the engine and summarises what happened.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "models/scenario.h"
+#include "sim/time.h"
+
+namespace cs::models {
+
+struct StreamResult {
+  std::string name;
+  std::string partition;
+  int gpus = 0;
+  int64_t ops_per_gpu = 0;
+  sim::Time busy_mean;  // per GPU: summed op durations, averaged over the stream's GPUs
+  sim::Time busy_max;
+  sim::Time end_max;    // when the stream's last op finished on its slowest GPU
+};
+
+struct LinkResult {
+  std::string name;
+  double capacity_GBps = 0;
+  double bytes = 0;
+  sim::Time busy;
+};
+
+struct RunResult {
+  std::string scenario;
+  std::string file;
+  std::string gpu_model;
+  int gpus = 0;
+  std::vector<sim::PartitionSpec> partitions;
+  std::string cost_model;
+  bool calibrated = false;
+  sim::Time makespan;
+  std::vector<StreamResult> streams;
+  std::vector<LinkResult> links;  // links that carried traffic, in creation order
+  int64_t ops = 0;
+  uint64_t events = 0;
+  uint64_t reallocations = 0;
+};
+
+struct RunOptions {
+  std::ostream* trace = nullptr;  // Perfetto JSON is streamed here when set
+};
+
+// Throws std::logic_error if ops are left unfinished (validation should have caught any cycle).
+RunResult run_scenario(const Scenario& sc, const RunOptions& options = {});
+
+}  // namespace cs::models

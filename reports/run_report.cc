@@ -1,0 +1,76 @@
+#include "reports/run_report.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace cs::reports {
+
+nlohmann::json result_json(const models::RunResult& r, const std::string& version) {
+  using nlohmann::json;
+  json parts = json::array();
+  for (const auto& p : r.partitions) parts.push_back({{"name", p.name}, {"sms", p.sms}});
+  json streams = json::array();
+  for (const auto& s : r.streams) {
+    streams.push_back({{"name", s.name},
+                       {"partition", s.partition},
+                       {"gpus", s.gpus},
+                       {"ops_per_gpu", s.ops_per_gpu},
+                       {"busy_mean_us", s.busy_mean.to_us()},
+                       {"busy_max_us", s.busy_max.to_us()},
+                       {"end_us", s.end_max.to_us()}});
+  }
+  json links = json::array();
+  for (const auto& l : r.links) {
+    const double busy_s = l.busy.to_seconds();
+    links.push_back({{"name", l.name},
+                     {"capacity_GBps", l.capacity_GBps},
+                     {"bytes", l.bytes},
+                     {"busy_us", l.busy.to_us()},
+                     {"mean_GBps_while_busy", busy_s > 0 ? l.bytes / busy_s * 1e-9 : 0.0}});
+  }
+  return json{{"schema_version", kResultSchemaVersion},
+              {"clustersim_version", version},
+              {"scenario", {{"name", r.scenario}, {"file", r.file}}},
+              {"cluster", {{"gpu", r.gpu_model}, {"gpus", r.gpus}, {"sm_partitions", parts}}},
+              {"cost_model", {{"description", r.cost_model}, {"calibrated", r.calibrated}}},
+              {"makespan_us", r.makespan.to_us()},
+              {"makespan_ps", r.makespan.ps_count()},
+              {"streams", streams},
+              {"links", links},
+              {"engine", {{"ops", r.ops}, {"events", r.events}, {"reallocations", r.reallocations}}}};
+}
+
+std::string result_console(const models::RunResult& r) {
+  std::string out;
+  out += fmt::format("scenario   {}\n", r.scenario);
+  std::string parts;
+  for (const auto& p : r.partitions) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", p.name, p.sms);
+  out += fmt::format("cluster    {} x {} (SMs: {})\n", r.gpus, r.gpu_model, parts);
+  out += fmt::format("costs      {}{}\n", r.cost_model, r.calibrated ? "" : "  [UNCALIBRATED]");
+  out += fmt::format("makespan   {:.3f} ms\n\n", r.makespan.to_ms());
+  out += fmt::format("{:<20} {:<10} {:>5} {:>8} {:>13} {:>12} {:>10} {:>6}\n", "stream", "partition", "gpus",
+                     "ops/gpu", "busy_mean_ms", "busy_max_ms", "end_ms", "busy%");
+  for (const auto& s : r.streams) {
+    const double pct = r.makespan.ps_count() > 0 ? 100.0 * s.busy_mean.to_seconds() / r.makespan.to_seconds() : 0.0;
+    out += fmt::format("{:<20} {:<10} {:>5} {:>8} {:>13.3f} {:>12.3f} {:>10.3f} {:>6.1f}\n", s.name, s.partition,
+                       s.gpus, s.ops_per_gpu, s.busy_mean.to_ms(), s.busy_max.to_ms(), s.end_max.to_ms(), pct);
+  }
+  if (!r.links.empty()) {
+    // The busiest links tell where the bandwidth went; the full list is in the JSON output.
+    std::vector<const models::LinkResult*> top;
+    for (const auto& l : r.links) top.push_back(&l);
+    std::stable_sort(top.begin(), top.end(), [](auto* a, auto* b) { return a->bytes > b->bytes; });
+    if (top.size() > 8) top.resize(8);
+    out += fmt::format("\n{:<20} {:>10} {:>12} {:>10} {:>16}\n", "link (busiest)", "cap_GB/s", "GB", "busy_ms",
+                       "GB/s_while_busy");
+    for (const auto* l : top) {
+      const double busy_s = l->busy.to_seconds();
+      out += fmt::format("{:<20} {:>10.1f} {:>12.3f} {:>10.3f} {:>16.1f}\n", l->name, l->capacity_GBps,
+                         l->bytes * 1e-9, l->busy.to_ms(), busy_s > 0 ? l->bytes / busy_s * 1e-9 : 0.0);
+    }
+  }
+  return out;
+}
+
+}  // namespace cs::reports

@@ -1,0 +1,33 @@
+// The pluggable cost model: what a kernel costs given the SMs it runs on.
+// The engine asks; hw/ answers (an uncalibrated roofline today, calibrated profiles later).
+#pragma once
+
+#include <string>
+
+#include "sim/op_graph.h"
+#include "sim/time.h"
+
+namespace cs::sim {
+
+struct ComputeCost {
+  int max_sms = 1;         // SMs the kernel can use at most (e.g. its output tiles)
+  double hbm_bytes = 0;    // bytes the kernel reads and writes in HBM
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // A short name and whether its numbers come from measurements (shown in every result).
+  virtual std::string describe() const = 0;
+  virtual bool calibrated() const = 0;
+
+  virtual ComputeCost gemm_cost(int gpu, const GemmShape& g) const = 0;
+  // Time on `sms` SMs (sms >= 1) when memory is not the limit.
+  virtual Time gemm_time(int gpu, const GemmShape& g, int sms) const = 0;
+  virtual ComputeCost compute_cost(int gpu, const GenericCompute& c) const = 0;
+  virtual Time compute_time(int gpu, const GenericCompute& c, int sms) const = 0;
+  // Copy rate of a communication kernel on `sms` SMs (the rate cap shared by its flows).
+  virtual Bandwidth comm_copy_rate(int gpu, int sms) const = 0;
+};
+
+}  // namespace cs::sim

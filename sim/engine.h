@@ -1,0 +1,33 @@
+// The discrete-event engine: a clock and the one event loop (Engine::run).
+// Components schedule callbacks; nothing here knows about GPUs, links or models.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/event_queue.h"
+#include "sim/time.h"
+
+namespace cs::sim {
+
+class Engine {
+ public:
+  using Callback = EventQueue::Callback;
+
+  Time now() const { return now_; }
+  // Schedules `cb` at absolute time t (t >= now()).
+  EventId at(Time t, Callback cb);
+  // Schedules `cb` after delay d (d >= 0) from now().
+  EventId after(Time d, Callback cb) { return at(now_ + d, std::move(cb)); }
+  void cancel(EventId id) { queue_.cancel(id); }
+  // Runs events in (time, insertion) order until none is left.
+  void run();
+  uint64_t events_processed() const { return processed_; }
+  size_t pending() const { return queue_.size(); }
+
+ private:
+  EventQueue queue_;
+  Time now_;
+  uint64_t processed_ = 0;
+};
+
+}  // namespace cs::sim

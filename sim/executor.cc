@@ -1,0 +1,184 @@
+#include "sim/executor.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace cs::sim {
+
+Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, const CostModel& cost,
+                   std::vector<SmPool>& pools, const OpGraph& graph)
+    : engine_(engine), net_(net), routing_(routing), cost_(cost), pools_(pools), graph_(graph) {
+  const auto& ops = graph_.ops();
+  const size_t n = ops.size();
+  state_.resize(n);
+  timing_.resize(n);
+  coll_.resize(graph_.collectives().size());
+  next_in_stream_.assign(n, UINT32_MAX);
+  for (const Stream& s : graph_.streams())
+    for (size_t i = 0; i < s.ops.size(); ++i) {
+      if (i + 1 < s.ops.size()) next_in_stream_[s.ops[i]] = s.ops[i + 1];
+      if (i > 0) ++state_[s.ops[i]].pending;
+    }
+  dependents_offset_.assign(n + 1, 0);
+  for (uint32_t o = 0; o < n; ++o) {
+    state_[o].pending += static_cast<uint32_t>(ops[o].deps.size());
+    for (uint32_t d : ops[o].deps) ++dependents_offset_[d + 1];
+  }
+  for (size_t i = 0; i < n; ++i) dependents_offset_[i + 1] += dependents_offset_[i];
+  dependents_.resize(dependents_offset_[n]);
+  std::vector<uint32_t> fill(dependents_offset_.begin(), dependents_offset_.end() - 1);
+  for (uint32_t o = 0; o < n; ++o)
+    for (uint32_t d : ops[o].deps) dependents_[fill[d]++] = o;
+}
+
+ExecResult Executor::run() {
+  for (uint32_t o = 0; o < state_.size(); ++o)
+    if (state_[o].pending == 0) ready_.push_back(o);
+  drain();
+  engine_.run();
+  ExecResult r;
+  for (uint32_t o = 0; o < timing_.size(); ++o) {
+    if (!timing_[o].done) r.stuck_ops.push_back(o);
+    else r.makespan = std::max(r.makespan, timing_[o].end);
+  }
+  r.ops = std::move(timing_);
+  return r;
+}
+
+void Executor::make_ready(uint32_t op) {
+  assert(state_[op].pending > 0);
+  if (--state_[op].pending == 0) ready_.push_back(op);
+}
+
+// Launching can finish ops at once (a collective over one rank); a queue keeps that iterative.
+void Executor::drain() {
+  if (draining_) return;
+  draining_ = true;
+  for (size_t i = 0; i < ready_.size(); ++i) launch(ready_[i]);
+  ready_.clear();
+  draining_ = false;
+}
+
+void Executor::launch(uint32_t op) {
+  timing_[op].start = engine_.now();
+  if (observer_) observer_->on_op_start(op, engine_.now());
+  if (graph_.ops()[op].kind == OpKind::kComm) launch_comm(op);
+  else launch_compute(op);
+}
+
+void Executor::launch_compute(uint32_t op) {
+  const Op& o = graph_.ops()[op];
+  const Stream& s = graph_.streams()[o.stream];
+  const ComputeCost c = o.kind == OpKind::kGemm ? cost_.gemm_cost(s.gpu, graph_.gemms()[o.payload])
+                                                : cost_.compute_cost(s.gpu, graph_.computes()[o.payload]);
+  state_[op].work = c.hbm_bytes;
+  SmPool& pool = pools_[s.gpu];
+  const int max_sms = std::max(1, std::min(c.max_sms, pool.partition(s.partition).sms));
+  state_[op].kernel = pool.start(s.partition, max_sms, [this, op](int sms) { on_compute_share(op, sms); });
+}
+
+void Executor::on_compute_share(uint32_t op, int sms) {
+  const Op& o = graph_.ops()[op];
+  const Stream& s = graph_.streams()[o.stream];
+  OpState& st = state_[op];
+  Time t;
+  if (sms > 0)
+    t = o.kind == OpKind::kGemm ? cost_.gemm_time(s.gpu, graph_.gemms()[o.payload], sms)
+                                : cost_.compute_time(s.gpu, graph_.computes()[o.payload], sms);
+  if (!st.flow_started) {
+    // A kernel without HBM traffic progresses through one unit of work on no link.
+    st.flow_started = true;
+    st.on_hbm = st.work > 0;
+    if (!st.on_hbm) st.work = (sms > 0 && t == Time()) ? 0.0 : 1.0;
+  }
+  double cap = 0;  // no SMs: the kernel waits for some
+  if (sms > 0) {
+    if (t > Time()) cap = st.work / t.to_seconds();
+    else cap = st.on_hbm ? FlowNetwork::kUncapped.bytes_per_s() : 1.0;
+  }
+  const Bandwidth bw = Bandwidth::bytes_per_s(cap);
+  if (st.flow.v != UINT32_MAX) {
+    net_.set_cap(st.flow, bw);
+    return;
+  }
+  path_.clear();
+  if (st.on_hbm) path_.push_back(routing_.hbm(s.gpu));
+  st.flow = net_.start_flow(path_, st.work, bw, [this, op] {
+    const Op& done = graph_.ops()[op];
+    pools_[graph_.streams()[done.stream].gpu].end(state_[op].kernel);
+    finish(op);
+  });
+}
+
+void Executor::launch_comm(uint32_t op) {
+  const Op& o = graph_.ops()[op];
+  const Stream& s = graph_.streams()[o.stream];
+  OpState& st = state_[op];
+  st.copy_link = net_.add_link("", Bandwidth(), Time());
+  SmPool& pool = pools_[s.gpu];
+  const int gpu = s.gpu;
+  st.kernel = pool.start(s.partition, pool.partition(s.partition).sms, [this, op, gpu](int sms) {
+    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms));
+  });
+  const uint32_t c = o.payload;
+  const Collective& col = graph_.collectives()[c];
+  CollectiveState& cs = coll_[c];
+  if (cs.arrived == 0)
+    cs.plan = plan_collective(col.kind, static_cast<uint32_t>(col.gpus.size()), col.bytes);
+  if (++cs.arrived == col.ops.size()) start_phase(c);
+}
+
+void Executor::start_phase(uint32_t c) {
+  const Collective& col = graph_.collectives()[c];
+  CollectiveState& cs = coll_[c];
+  if (cs.phase == cs.plan.phases.size()) {
+    finish_collective(c);
+    return;
+  }
+  const auto& transfers = cs.plan.phases[cs.phase];
+  cs.outstanding = static_cast<uint32_t>(transfers.size());
+  for (const Transfer& t : transfers) {
+    const int src = col.gpus[t.src];
+    const int dst = col.gpus[t.dst];
+    path_.clear();
+    path_.push_back(state_[col.ops[t.src]].copy_link);
+    path_.push_back(routing_.hbm(src));
+    routing_.route(src, dst, path_);
+    path_.push_back(routing_.hbm(dst));
+    net_.start_flow(path_, t.bytes, FlowNetwork::kUncapped, [this, c] {
+      CollectiveState& st = coll_[c];
+      if (--st.outstanding == 0) {
+        ++st.phase;
+        start_phase(c);
+      }
+    });
+  }
+  if (transfers.empty()) {
+    ++cs.phase;
+    start_phase(c);
+  }
+}
+
+void Executor::finish_collective(uint32_t c) {
+  const Collective& col = graph_.collectives()[c];
+  coll_[c].plan = CollectivePlan{};  // release the transfer lists
+  for (uint32_t op : col.ops) {
+    const Stream& s = graph_.streams()[graph_.ops()[op].stream];
+    pools_[s.gpu].end(state_[op].kernel);
+    net_.remove_link(state_[op].copy_link);
+  }
+  for (uint32_t op : col.ops) finish(op);
+}
+
+void Executor::finish(uint32_t op) {
+  timing_[op].end = engine_.now();
+  timing_[op].done = true;
+  if (observer_) observer_->on_op_end(op, engine_.now());
+  if (next_in_stream_[op] != UINT32_MAX) make_ready(next_in_stream_[op]);
+  for (uint32_t i = dependents_offset_[op]; i < dependents_offset_[op + 1]; ++i)
+    make_ready(dependents_[i]);
+  drain();
+}
+
+}  // namespace cs::sim

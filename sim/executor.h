@@ -1,0 +1,100 @@
+// Runs an op graph on the engine.
+//
+// An op starts when its stream predecessor and its dependencies have finished. A compute op is a
+// kernel on its stream's SM partition: its progress is a flow of its HBM bytes over the GPU's HBM
+// link, capped at bytes / compute_time(SMs it holds), so a compute-bound kernel follows its SMs and
+// a memory-bound one its share of HBM (contention with other kernels comes from the flow network).
+// A communication op is a kernel that holds SMs of its partition and owns a virtual "copy" link
+// whose capacity is the cost model's copy rate for those SMs; every flow it sends crosses that
+// link, the source HBM, the route, and the destination HBM. A collective's flows start once every
+// participant's kernel has launched, phase by phase (collective_plan.h), and all its ops finish
+// together when the last phase ends.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/collective_plan.h"
+#include "sim/cost_model.h"
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+#include "sim/op_graph.h"
+#include "sim/routing.h"
+#include "sim/sm_pool.h"
+
+namespace cs::sim {
+
+struct OpTiming {
+  Time start;
+  Time end;
+  bool done = false;
+};
+
+class ExecObserver {
+ public:
+  virtual ~ExecObserver() = default;
+  virtual void on_op_start(uint32_t op, Time now) = 0;
+  virtual void on_op_end(uint32_t op, Time now) = 0;
+};
+
+struct ExecResult {
+  Time makespan;
+  std::vector<OpTiming> ops;        // indexed like OpGraph::ops()
+  std::vector<uint32_t> stuck_ops;  // ops that never finished (a dependency cycle or deadlock)
+};
+
+class Executor {
+ public:
+  // `pools` holds one SM pool per GPU of `routing`.
+  Executor(Engine& engine, FlowNetwork& net, const Routing& routing, const CostModel& cost,
+           std::vector<SmPool>& pools, const OpGraph& graph);
+  void set_observer(ExecObserver* observer) { observer_ = observer; }
+  // Launches the ready ops, runs the engine until no event is left, and reports.
+  ExecResult run();
+
+ private:
+  struct OpState {
+    uint32_t pending = 0;  // unfinished prerequisites
+    SmPool::KernelSlot kernel;
+    FlowId flow;
+    LinkId copy_link;
+    double work = 0;  // compute: bytes (or work units) the progress flow moves
+    bool flow_started = false;
+    bool on_hbm = false;  // compute progress flows over the GPU's HBM link
+  };
+  struct CollectiveState {
+    uint32_t arrived = 0;
+    uint32_t phase = 0;
+    uint32_t outstanding = 0;
+    CollectivePlan plan;
+  };
+
+  void make_ready(uint32_t op);
+  void drain();
+  void launch(uint32_t op);
+  void launch_compute(uint32_t op);
+  void on_compute_share(uint32_t op, int sms);
+  void launch_comm(uint32_t op);
+  void start_phase(uint32_t c);
+  void finish_collective(uint32_t c);
+  void finish(uint32_t op);
+
+  Engine& engine_;
+  FlowNetwork& net_;
+  const Routing& routing_;
+  const CostModel& cost_;
+  std::vector<SmPool>& pools_;
+  const OpGraph& graph_;
+  ExecObserver* observer_ = nullptr;
+
+  std::vector<OpState> state_;
+  std::vector<CollectiveState> coll_;
+  std::vector<uint32_t> dependents_offset_, dependents_;  // CSR: ops waiting on each op
+  std::vector<uint32_t> next_in_stream_;
+  std::vector<OpTiming> timing_;
+  std::vector<uint32_t> ready_;
+  bool draining_ = false;
+  std::vector<LinkId> path_;
+};
+
+}  // namespace cs::sim

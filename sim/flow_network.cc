@@ -1,0 +1,267 @@
+#include "sim/flow_network.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <utility>
+
+namespace cs::sim {
+
+LinkId FlowNetwork::add_link(std::string name, Bandwidth capacity, Time latency) {
+  assert(capacity.bytes_per_s() >= 0);
+  uint32_t l;
+  if (!free_links_.empty()) {
+    l = free_links_.back();
+    free_links_.pop_back();
+  } else {
+    l = static_cast<uint32_t>(links_.size());
+    links_.emplace_back();
+  }
+  Link& link = links_[l];
+  link = Link{};
+  link.name = std::move(name);
+  link.capacity = capacity.bytes_per_s();
+  link.latency = latency;
+  link.alive = true;
+  link.stats_since = engine_.now();
+  return LinkId{l};
+}
+
+void FlowNetwork::remove_link(LinkId id) {
+  Link& link = links_[id.v];
+  assert(link.alive && link.flows.empty() && "remove a link only once its flows are gone");
+  set_load(id.v, 0);
+  link.alive = false;
+  free_links_.push_back(id.v);
+}
+
+void FlowNetwork::set_capacity(LinkId id, Bandwidth capacity) {
+  Link& link = links_[id.v];
+  if (link.capacity == capacity.bytes_per_s()) return;
+  link.capacity = capacity.bytes_per_s();
+  mark_dirty_link(id.v);
+}
+
+FlowId FlowNetwork::start_flow(const std::vector<LinkId>& path, double bytes, Bandwidth cap,
+                               std::function<void()> on_done) {
+  assert(bytes >= 0);
+  assert((!path.empty() || std::isfinite(cap.bytes_per_s())) && "a path-less flow needs a cap");
+  uint32_t f;
+  if (!free_flows_.empty()) {
+    f = free_flows_.back();
+    free_flows_.pop_back();
+  } else {
+    f = static_cast<uint32_t>(flows_.size());
+    flows_.emplace_back();
+  }
+  Flow& flow = flows_[f];
+  flow.path.clear();
+  Time latency;
+  for (LinkId l : path) {
+    assert(links_[l.v].alive);
+    flow.path.push_back(l.v);
+    latency += links_[l.v].latency;
+  }
+  flow.slot_in_link.assign(flow.path.size(), 0);
+  flow.remaining = bytes;
+  flow.cap = cap.bytes_per_s();
+  flow.rate = 0;
+  flow.on_done = std::move(on_done);
+  flow.state = State::kWaiting;
+  flow.done_event = EventId{};
+  if (latency > Time()) {
+    engine_.after(latency, [this, f] { activate(f); });
+  } else {
+    activate(f);
+  }
+  return FlowId{f};
+}
+
+void FlowNetwork::activate(uint32_t f) {
+  Flow& flow = flows_[f];
+  flow.last_update = engine_.now();
+  if (flow.remaining <= 0) {
+    // Nothing to move: done once the latency has passed. Deferred to an event so that callers
+    // never see on_done run inside start_flow. It joins no link, so it has nothing to detach.
+    flow.path.clear();
+    flow.state = State::kActive;
+    ++active_flow_count_;
+    flow.done_event = engine_.after(Time(), [this, f] { complete(f); });
+    return;
+  }
+  flow.state = State::kActive;
+  ++active_flow_count_;
+  for (size_t i = 0; i < flow.path.size(); ++i) {
+    Link& link = links_[flow.path[i]];
+    flow.slot_in_link[i] = static_cast<uint32_t>(link.flows.size());
+    link.flows.push_back(f);
+  }
+  mark_dirty_flow(f);
+}
+
+void FlowNetwork::set_cap(FlowId id, Bandwidth cap) {
+  Flow& flow = flows_[id.v];
+  assert(flow.state != State::kFree);
+  assert((!flow.path.empty() || std::isfinite(cap.bytes_per_s())));
+  if (flow.cap == cap.bytes_per_s()) return;
+  flow.cap = cap.bytes_per_s();
+  if (flow.state == State::kActive) mark_dirty_flow(id.v);
+}
+
+double FlowNetwork::remaining_bytes(FlowId id) const {
+  const Flow& flow = flows_[id.v];
+  if (flow.state != State::kActive) return flow.remaining;
+  const double dt = (engine_.now() - flow.last_update).to_seconds();
+  return std::max(0.0, flow.remaining - flow.rate * dt);
+}
+
+void FlowNetwork::detach(uint32_t f) {
+  Flow& flow = flows_[f];
+  for (size_t i = 0; i < flow.path.size(); ++i) {
+    const uint32_t l = flow.path[i];
+    Link& link = links_[l];
+    const uint32_t slot = flow.slot_in_link[i];
+    const uint32_t moved = link.flows.back();
+    link.flows[slot] = moved;
+    link.flows.pop_back();
+    if (moved != f) {
+      // Point the moved flow at its new position in this link's list.
+      Flow& m = flows_[moved];
+      for (size_t j = 0; j < m.path.size(); ++j)
+        if (m.path[j] == l && m.slot_in_link[j] == link.flows.size()) {
+          m.slot_in_link[j] = slot;
+          break;
+        }
+    }
+    mark_dirty_link(l);
+  }
+}
+
+void FlowNetwork::complete(uint32_t f) {
+  Flow& flow = flows_[f];
+  assert(flow.state == State::kActive);
+  detach(f);
+  flow.state = State::kFree;
+  flow.remaining = 0;
+  flow.rate = 0;
+  --active_flow_count_;
+  auto done = std::move(flow.on_done);
+  flow.on_done = nullptr;
+  free_flows_.push_back(f);
+  if (done) done();
+}
+
+void FlowNetwork::mark_dirty_link(uint32_t l) {
+  dirty_links_.push_back(l);
+  if (!realloc_pending_) {
+    realloc_pending_ = true;
+    engine_.after(Time(), [this] { reallocate(); });
+  }
+}
+
+void FlowNetwork::mark_dirty_flow(uint32_t f) {
+  dirty_flows_.push_back(f);
+  if (!realloc_pending_) {
+    realloc_pending_ = true;
+    engine_.after(Time(), [this] { reallocate(); });
+  }
+}
+
+void FlowNetwork::collect_component() {
+  ++epoch_;
+  comp_links_.clear();
+  comp_flows_.clear();
+  std::vector<uint32_t>& stack = comp_links_;  // links are appended and scanned in order
+  auto visit_flow = [&](uint32_t f) {
+    Flow& flow = flows_[f];
+    if (flow.state != State::kActive || flow.mark == epoch_) return;
+    flow.mark = epoch_;
+    comp_flows_.push_back(f);
+    for (uint32_t l : flow.path)
+      if (links_[l].mark != epoch_) {
+        links_[l].mark = epoch_;
+        stack.push_back(l);
+      }
+  };
+  for (uint32_t l : dirty_links_)
+    if (links_[l].alive && links_[l].mark != epoch_) {
+      links_[l].mark = epoch_;
+      stack.push_back(l);
+    }
+  for (uint32_t f : dirty_flows_) visit_flow(f);
+  for (size_t i = 0; i < comp_links_.size(); ++i)
+    for (uint32_t f : links_[comp_links_[i]].flows) visit_flow(f);
+  dirty_links_.clear();
+  dirty_flows_.clear();
+}
+
+void FlowNetwork::reallocate() {
+  realloc_pending_ = false;
+  collect_component();
+  ++reallocations_;
+  // Local indices for the solver; links are visited in discovery order (deterministic).
+  problem_.link_capacity.resize(comp_links_.size());
+  for (size_t i = 0; i < comp_links_.size(); ++i) {
+    problem_.link_capacity[i] = links_[comp_links_[i]].capacity;
+    links_[comp_links_[i]].mark = static_cast<uint32_t>(i);  // reuse mark as local index
+  }
+  problem_.paths.resize(comp_flows_.size());
+  problem_.flow_cap.resize(comp_flows_.size());
+  for (size_t i = 0; i < comp_flows_.size(); ++i) {
+    const Flow& flow = flows_[comp_flows_[i]];
+    problem_.paths[i].clear();
+    for (uint32_t l : flow.path) problem_.paths[i].push_back(links_[l].mark);
+    problem_.flow_cap[i] = flow.cap;
+  }
+  const std::vector<double>& rates = solver_.solve(problem_);
+  ++epoch_;  // local indices in `mark` are now stale; never equal to a future epoch's value
+  for (uint32_t l : comp_links_) links_[l].mark = 0;
+
+  std::vector<double>& load = problem_.link_capacity;  // reuse as per-link load accumulator
+  std::fill(load.begin(), load.end(), 0.0);
+  for (size_t i = 0; i < comp_flows_.size(); ++i) {
+    const uint32_t f = comp_flows_[i];
+    for (uint32_t local : problem_.paths[i]) load[local] += rates[i];
+    Flow& flow = flows_[f];
+    if (rates[i] != flow.rate || !flow.done_event.valid()) {
+      const double dt = (engine_.now() - flow.last_update).to_seconds();
+      flow.remaining = std::max(0.0, flow.remaining - flow.rate * dt);
+      flow.last_update = engine_.now();
+      flow.rate = rates[i];
+      reschedule(f);
+    }
+  }
+  for (size_t i = 0; i < comp_links_.size(); ++i) set_load(comp_links_[i], load[i]);
+}
+
+void FlowNetwork::reschedule(uint32_t f) {
+  Flow& flow = flows_[f];
+  engine_.cancel(flow.done_event);
+  flow.done_event = EventId{};
+  if (flow.rate <= 0) return;  // stalled until a capacity or cap changes
+  const Time dt = Time::from_seconds_ceil(flow.remaining / flow.rate);
+  flow.done_event = engine_.after(dt, [this, f] { complete(f); });
+}
+
+void FlowNetwork::settle_link(Link& link) {
+  const Time now = engine_.now();
+  const Time dt = now - link.stats_since;
+  link.stats.bytes += link.load * dt.to_seconds();
+  if (link.load > 0) link.stats.busy += dt;
+  link.stats_since = now;
+}
+
+void FlowNetwork::set_load(uint32_t l, double load) {
+  Link& link = links_[l];
+  if (link.load == load) return;
+  settle_link(link);
+  link.load = load;
+  if (observer_) observer_->on_link_load(LinkId{l}, engine_.now(), Bandwidth::bytes_per_s(load));
+}
+
+LinkStats FlowNetwork::stats(LinkId id) {
+  settle_link(links_[id.v]);
+  return links_[id.v].stats;
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,128 @@
+// A flow-level network: directed links with capacity and latency, flows along paths, rates by
+// max-min fairness with per-flow caps. Changes made at one instant (flows starting, ending, caps
+// or capacities changing) are batched and the allocation is recomputed once, only over the
+// connected component (links and flows reachable through shared links) that the changes touch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/max_min_fair.h"
+#include "sim/time.h"
+
+namespace cs::sim {
+
+struct LinkId {
+  uint32_t v = UINT32_MAX;
+  auto operator<=>(const LinkId&) const = default;
+};
+struct FlowId {
+  uint32_t v = UINT32_MAX;
+  auto operator<=>(const FlowId&) const = default;
+};
+
+// Told whenever a link's carried rate changes (for traces and utilisation counters).
+class LinkObserver {
+ public:
+  virtual ~LinkObserver() = default;
+  virtual void on_link_load(LinkId link, Time now, Bandwidth load) = 0;
+};
+
+struct LinkStats {
+  double bytes = 0;  // bytes carried so far
+  Time busy;         // time with a non-zero load
+};
+
+class FlowNetwork {
+ public:
+  static constexpr Bandwidth kUncapped = Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());
+
+  explicit FlowNetwork(Engine& engine) : engine_(engine) {}
+
+  LinkId add_link(std::string name, Bandwidth capacity, Time latency);
+  // A link may be removed once no flow uses it (per-kernel virtual links are).
+  void remove_link(LinkId link);
+  void set_capacity(LinkId link, Bandwidth capacity);
+
+  // Starts a flow of `bytes` along `path`. It waits the summed latency of the path, then moves at
+  // its fair rate, never above `cap`. A flow with an empty path needs a finite cap: it is then a
+  // countdown at that rate (how compute kernels that touch no link progress).
+  FlowId start_flow(const std::vector<LinkId>& path, double bytes, Bandwidth cap,
+                    std::function<void()> on_done);
+  void set_cap(FlowId flow, Bandwidth cap);
+
+  Bandwidth rate(FlowId flow) const { return Bandwidth::bytes_per_s(flows_[flow.v].rate); }
+  double remaining_bytes(FlowId flow) const;
+  Bandwidth load(LinkId link) const { return Bandwidth::bytes_per_s(links_[link.v].load); }
+  Bandwidth capacity(LinkId link) const { return Bandwidth::bytes_per_s(links_[link.v].capacity); }
+  Time latency(LinkId link) const { return links_[link.v].latency; }
+  const std::string& name(LinkId link) const { return links_[link.v].name; }
+  size_t link_slots() const { return links_.size(); }
+  bool link_alive(LinkId link) const { return links_[link.v].alive; }
+  size_t active_flows() const { return active_flow_count_; }
+  // Statistics up to now (settled on each call).
+  LinkStats stats(LinkId link);
+  uint64_t reallocations() const { return reallocations_; }
+
+  void set_observer(LinkObserver* observer) { observer_ = observer; }
+
+ private:
+  enum class State : uint8_t { kFree, kWaiting, kActive };
+  struct Link {
+    std::string name;
+    double capacity = 0;
+    Time latency;
+    std::vector<uint32_t> flows;  // active flows through this link
+    double load = 0;
+    bool alive = false;
+    uint32_t mark = 0;  // component-search epoch
+    Time stats_since;
+    LinkStats stats;
+  };
+  struct Flow {
+    std::vector<uint32_t> path;
+    std::vector<uint32_t> slot_in_link;  // position of this flow in links_[path[i]].flows
+    double remaining = 0;
+    double cap = 0;
+    double rate = 0;
+    Time last_update;
+    EventId done_event;
+    std::function<void()> on_done;
+    State state = State::kFree;
+    uint32_t mark = 0;
+  };
+
+  void activate(uint32_t f);
+  void complete(uint32_t f);
+  void detach(uint32_t f);
+  void mark_dirty_link(uint32_t l);
+  void mark_dirty_flow(uint32_t f);
+  void reallocate();
+  void collect_component();
+  void settle_link(Link& link);
+  void set_load(uint32_t l, double load);
+  void reschedule(uint32_t f);
+
+  Engine& engine_;
+  LinkObserver* observer_ = nullptr;
+  std::vector<Link> links_;
+  std::vector<uint32_t> free_links_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> free_flows_;
+  size_t active_flow_count_ = 0;
+
+  // Batched reallocation state.
+  std::vector<uint32_t> dirty_links_, dirty_flows_;
+  bool realloc_pending_ = false;
+  uint32_t epoch_ = 0;
+  std::vector<uint32_t> comp_links_, comp_flows_;
+  MaxMinProblem problem_;
+  MaxMinSolver solver_;
+  uint64_t reallocations_ = 0;
+};
+
+}  // namespace cs::sim

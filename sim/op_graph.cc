@@ -1,0 +1,93 @@
+#include "sim/op_graph.h"
+
+#include <cassert>
+
+namespace cs::sim {
+
+int dtype_bytes(DType t) {
+  switch (t) {
+    case DType::kFp8: return 1;
+    case DType::kBf16: return 2;
+    case DType::kFp16: return 2;
+    case DType::kFp32: return 4;
+  }
+  return 0;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kFp8: return "fp8";
+    case DType::kBf16: return "bf16";
+    case DType::kFp16: return "fp16";
+    case DType::kFp32: return "fp32";
+  }
+  return "?";
+}
+
+const char* collective_name(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::kAllToAll: return "all_to_all";
+    case CollectiveKind::kAllReduce: return "all_reduce";
+    case CollectiveKind::kReduceScatter: return "reduce_scatter";
+    case CollectiveKind::kAllGather: return "all_gather";
+    case CollectiveKind::kSend: return "send";
+  }
+  return "?";
+}
+
+StreamId OpGraph::add_stream(int gpu, int partition, std::string name) {
+  streams_.push_back(Stream{gpu, partition, std::move(name), {}});
+  return StreamId{static_cast<uint32_t>(streams_.size() - 1)};
+}
+
+uint32_t OpGraph::intern(std::string_view label) {
+  // Labels repeat heavily (the same op on every GPU); a linear probe of the last few is enough.
+  for (size_t i = labels_.size(), n = 0; i > 0 && n < 16; --i, ++n)
+    if (labels_[i - 1] == label) return static_cast<uint32_t>(i - 1);
+  labels_.emplace_back(label);
+  return static_cast<uint32_t>(labels_.size() - 1);
+}
+
+uint32_t OpGraph::add_op(StreamId s, OpKind kind, uint32_t payload, std::string_view label) {
+  assert(s.v < streams_.size());
+  const auto id = static_cast<uint32_t>(ops_.size());
+  ops_.push_back(Op{kind, s.v, intern(label), payload, {}});
+  streams_[s.v].ops.push_back(id);
+  return id;
+}
+
+OpId OpGraph::add_gemm(StreamId s, const GemmShape& shape, std::string_view label) {
+  gemms_.push_back(shape);
+  return OpId{add_op(s, OpKind::kGemm, static_cast<uint32_t>(gemms_.size() - 1), label)};
+}
+
+OpId OpGraph::add_compute(StreamId s, const GenericCompute& c, std::string_view label) {
+  computes_.push_back(c);
+  return OpId{add_op(s, OpKind::kCompute, static_cast<uint32_t>(computes_.size() - 1), label)};
+}
+
+std::vector<OpId> OpGraph::add_collective(CollectiveKind kind, double bytes,
+                                          const std::vector<StreamId>& streams,
+                                          std::string_view label) {
+  assert(kind != CollectiveKind::kSend);
+  const auto c = static_cast<uint32_t>(collectives_.size());
+  Collective col{kind, bytes, {}, {}};
+  std::vector<OpId> out;
+  for (StreamId s : streams) {
+    col.gpus.push_back(streams_[s.v].gpu);
+    const uint32_t op = add_op(s, OpKind::kComm, c, label);
+    col.ops.push_back(op);
+    out.push_back(OpId{op});
+  }
+  collectives_.push_back(std::move(col));
+  return out;
+}
+
+OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view label) {
+  const auto c = static_cast<uint32_t>(collectives_.size());
+  const uint32_t op = add_op(src, OpKind::kComm, c, label);
+  collectives_.push_back(Collective{CollectiveKind::kSend, bytes, {streams_[src.v].gpu, dst_gpu}, {op}});
+  return OpId{op};
+}
+
+}  // namespace cs::sim

@@ -1,0 +1,96 @@
+// An op graph: per-GPU streams of ops, ordered within a stream, with extra dependencies that may
+// cross streams and GPUs. Compute ops carry their shape (GEMM m, n, k, dtype) or FLOPs and bytes;
+// communication ops belong to a collective whose participants are ops on several GPUs' streams.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cs::sim {
+
+enum class DType : uint8_t { kFp8, kBf16, kFp16, kFp32 };
+int dtype_bytes(DType t);
+const char* dtype_name(DType t);
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  DType dtype = DType::kBf16;  // input type; output is written in BF16 (FP32 for FP32 inputs)
+  int groups = 1;              // grouped GEMM: `groups` independent problems of this shape
+};
+struct GenericCompute {
+  double flops = 0;
+  double bytes = 0;  // HBM bytes read plus written
+  DType dtype = DType::kBf16;
+};
+
+enum class CollectiveKind : uint8_t { kAllToAll, kAllReduce, kReduceScatter, kAllGather, kSend };
+const char* collective_name(CollectiveKind k);
+
+struct StreamId {
+  uint32_t v = UINT32_MAX;
+};
+struct OpId {
+  uint32_t v = UINT32_MAX;
+};
+
+enum class OpKind : uint8_t { kGemm, kCompute, kComm };
+
+struct Stream {
+  int gpu = 0;
+  int partition = 0;  // index into the GPU's SM pool
+  std::string name;
+  std::vector<uint32_t> ops;  // in execution order
+};
+
+struct Op {
+  OpKind kind = OpKind::kCompute;
+  uint32_t stream = 0;
+  uint32_t label = 0;    // index into OpGraph::labels()
+  uint32_t payload = 0;  // index into gemms, computes or collectives, by kind
+  std::vector<uint32_t> deps;  // ops that must finish first, besides the stream predecessor
+};
+
+// Sizes follow nccl-tests: `bytes` is the per-GPU buffer (all-to-all: what each GPU sends in all;
+// all-reduce: the buffer reduced; reduce-scatter: each GPU's input; all-gather: each GPU's output).
+struct Collective {
+  CollectiveKind kind = CollectiveKind::kAllToAll;
+  double bytes = 0;
+  std::vector<int> gpus;      // participants in rank order; for kSend: {source, destination}
+  std::vector<uint32_t> ops;  // one op per GPU that runs a kernel (kSend: the source only)
+};
+
+class OpGraph {
+ public:
+  StreamId add_stream(int gpu, int partition, std::string name);
+  OpId add_gemm(StreamId s, const GemmShape& shape, std::string_view label);
+  OpId add_compute(StreamId s, const GenericCompute& c, std::string_view label);
+  // One op on each stream (each on a distinct GPU); returns the ops in the streams' order.
+  std::vector<OpId> add_collective(CollectiveKind kind, double bytes,
+                                   const std::vector<StreamId>& streams, std::string_view label);
+  // A one-sided put: the source stream's kernel writes `bytes` into dst_gpu's memory.
+  OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label);
+  // `later` starts only after `earlier` has finished.
+  void add_dep(OpId later, OpId earlier) { ops_[later.v].deps.push_back(earlier.v); }
+
+  const std::vector<Stream>& streams() const { return streams_; }
+  const std::vector<Op>& ops() const { return ops_; }
+  const std::vector<GemmShape>& gemms() const { return gemms_; }
+  const std::vector<GenericCompute>& computes() const { return computes_; }
+  const std::vector<Collective>& collectives() const { return collectives_; }
+  const std::string& label(const Op& op) const { return labels_[op.label]; }
+
+ private:
+  uint32_t add_op(StreamId s, OpKind kind, uint32_t payload, std::string_view label);
+  uint32_t intern(std::string_view label);
+
+  std::vector<Stream> streams_;
+  std::vector<Op> ops_;
+  std::vector<GemmShape> gemms_;
+  std::vector<GenericCompute> computes_;
+  std::vector<Collective> collectives_;
+  std::vector<std::string> labels_;
+};
+
+}  // namespace cs::sim

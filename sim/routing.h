@@ -1,0 +1,20 @@
+// Routes between GPUs: the links a byte crosses, and each GPU's HBM as a shared link.
+// hw/ implements it for each fabric; the executor only asks.
+#pragma once
+
+#include <vector>
+
+#include "sim/flow_network.h"
+
+namespace cs::sim {
+
+class Routing {
+ public:
+  virtual ~Routing() = default;
+  virtual int gpu_count() const = 0;
+  virtual LinkId hbm(int gpu) const = 0;
+  // Appends the links from src to dst (src != dst), excluding both HBMs.
+  virtual void route(int src, int dst, std::vector<LinkId>& out) const = 0;
+};
+
+}  // namespace cs::sim

@@ -1,0 +1,95 @@
+#include "sim/sm_pool.h"
+
+#include <algorithm>
+#include <cassert>
+#include <utility>
+
+namespace cs::sim {
+
+SmPool::SmPool(int total_sms, std::vector<PartitionSpec> partitions) : total_sms_(total_sms) {
+  int sum = 0;
+  for (auto& spec : partitions) {
+    assert(spec.sms > 0);
+    sum += spec.sms;
+    parts_.push_back(Partition{std::move(spec), {}});
+  }
+  assert(sum <= total_sms && "partitions exceed the GPU's SMs");
+  (void)sum;
+}
+
+int SmPool::find(const std::string& name) const {
+  for (size_t p = 0; p < parts_.size(); ++p)
+    if (parts_[p].spec.name == name) return static_cast<int>(p);
+  return -1;
+}
+
+SmPool::KernelSlot SmPool::start(int p, int max_sms, ShareCallback on_share) {
+  assert(p >= 0 && p < partition_count() && max_sms > 0);
+  uint32_t k;
+  if (!free_.empty()) {
+    k = free_.back();
+    free_.pop_back();
+  } else {
+    k = static_cast<uint32_t>(kernels_.size());
+    kernels_.emplace_back();
+  }
+  kernels_[k] = Kernel{p, max_sms, -1, next_seq_++, std::move(on_share)};
+  parts_[p].kernels.push_back(k);
+  rebalance(p);
+  return KernelSlot{k};
+}
+
+void SmPool::end(KernelSlot slot) {
+  Kernel& k = kernels_[slot.v];
+  const int p = k.partition;
+  auto& list = parts_[p].kernels;
+  list.erase(std::find(list.begin(), list.end(), slot.v));  // keeps start order
+  k = Kernel{};
+  free_.push_back(slot.v);
+  rebalance(p);
+}
+
+void SmPool::rebalance(int p) {
+  const auto& list = parts_[p].kernels;
+  const size_t n = list.size();
+  if (n == 0) return;
+  // Water-filling in whole SMs: smallest demands first (ties by start order) take min(demand,
+  // even share of what is left).
+  order_.assign(list.begin(), list.end());
+  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+    return kernels_[a].max_sms < kernels_[b].max_sms;
+  });
+  share_.assign(kernels_.size(), 0);
+  int left = parts_[p].spec.sms;
+  for (size_t i = 0; i < n; ++i) {
+    const Kernel& k = kernels_[order_[i]];
+    const int even = left / static_cast<int>(n - i);
+    const int got = std::min(k.max_sms, even);
+    share_[order_[i]] = got;
+    left -= got;
+  }
+  // Integer remainder: one SM each to the earliest-started kernels still below their demand.
+  for (bool gave = true; left > 0 && gave;) {
+    gave = false;
+    for (size_t i = 0; i < n && left > 0; ++i) {
+      const uint32_t id = list[i];
+      if (share_[id] < kernels_[id].max_sms) {
+        ++share_[id];
+        --left;
+        gave = true;
+      }
+    }
+  }
+  // Notify in start order; copy ids first since a callback may start or end kernels elsewhere.
+  std::vector<std::pair<uint32_t, int>> changed;
+  for (uint32_t id : list)
+    if (kernels_[id].sms != share_[id]) {
+      kernels_[id].sms = share_[id];
+      changed.emplace_back(id, share_[id]);
+    }
+  for (auto [id, sms] : changed)
+    if (kernels_[id].on_share && kernels_[id].sms == sms) kernels_[id].on_share(sms);
+}
+
+}  // namespace cs::sim
+
