@@ -20,6 +20,7 @@ int cmd_check(const std::vector<std::string>& files) {
       ++bad;
     }
   }
+  check_stdout();
   return bad ? 2 : 0;
 }
 

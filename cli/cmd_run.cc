@@ -4,6 +4,8 @@
 
 #include "cli/commands.h"
 #include "cli/version.h"
+#include "hw/user_error.h"
+#include "models/op_workload.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 #include "reports/atomic_file.h"
@@ -13,8 +15,15 @@ namespace cs::cli {
 
 const char* version() { return CLUSTERSIM_VERSION_STRING; }
 
+// Standard output that cannot take the result (a full disk, a closed pipe) must not exit 0.
+void check_stdout() {
+  std::cout.flush();
+  if (!std::cout) throw hw::UserError("<stdout>", 0, 0, "cannot write the result (disk full or closed pipe?)");
+}
+
 int cmd_run(const RunArgs& args) {
   const models::Scenario sc = models::load_scenario_file(args.file);
+  const models::OpWorkload work = models::build_op_workload(sc);
   // Open the outputs before the run so that an unwritable path fails at once, and write them by
   // rename only after everything succeeded.
   std::optional<reports::AtomicFile> out, trace;
@@ -25,20 +34,23 @@ int cmd_run(const RunArgs& args) {
             << ", " << sc.streams.size() << " streams)\n";
   models::RunOptions options;
   if (trace) options.trace = &trace->stream();
-  const models::RunResult r = models::run_scenario(sc, options);
+  const models::RunResult r = models::run_scenario(sc, work, options);
   if (!r.calibrated)
     std::cerr << "clustersim: warning: costs are uncalibrated (" << r.cost_model << ")\n";
 
   const std::string text = args.format == "json" ? reports::result_json(r, version()).dump(2) + "\n"
                                                  : reports::result_console(r);
-  if (trace) trace->commit();
-  if (out) {
-    out->stream() << text;
-    out->commit();
-    std::cerr << "clustersim: wrote " << args.out << "\n";
-  } else {
-    std::cout << text << std::flush;
+  if (out) out->stream() << text;
+  // Every output is fully written before any is renamed into place.
+  if (out) out->finish_writing();
+  if (trace) trace->finish_writing();
+  if (!out) {
+    std::cout << text;
+    check_stdout();
   }
+  if (out) out->commit();
+  if (trace) trace->commit();
+  if (out) std::cerr << "clustersim: wrote " << args.out << "\n";
   if (trace) std::cerr << "clustersim: wrote trace " << args.trace << " (open it in ui.perfetto.dev)\n";
   return 0;
 }

@@ -16,5 +16,7 @@ struct RunArgs {
 int cmd_run(const RunArgs& args);
 int cmd_check(const std::vector<std::string>& files);
 const char* version();
+// Throws hw::UserError when standard output could not take what was written.
+void check_stdout();
 
 }  // namespace cs::cli

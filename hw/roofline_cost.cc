@@ -50,7 +50,10 @@ sim::ComputeCost RooflineCost::compute_cost(int, const sim::GenericCompute& c) c
 }
 
 sim::Time RooflineCost::compute_time(int, const sim::GenericCompute& c, int sms) const {
-  const double rate = peak_flops(c.dtype) * std::max(1, sms) / gpu_.sms;
+  // Generic kernels (norms, optimizers, activations) run on the CUDA cores in FP32, not as TF32
+  // tensor-core GEMMs; lower precisions are taken at their tensor peak.
+  const double peak = c.dtype == sim::DType::kFp32 ? gpu_.fp32_tflops * 1e12 : peak_flops(c.dtype);
+  const double rate = peak * std::max(1, sms) / gpu_.sms;
   return sim::Time::from_seconds_ceil(c.flops / rate);
 }
 

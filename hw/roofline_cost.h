@@ -4,7 +4,8 @@
 //   GEMM: output tiles of 128x128 (groups x ceil(m/128) x ceil(n/128)); each SM computes one tile
 //         at a time at 1/SMs of the dtype's dense peak, so time = waves x tile time, with
 //         waves = ceil(tiles / sms). HBM traffic: A and B read once, C written once (BF16 output).
-//   Generic compute: FLOPs at the dtype's peak scaled by sms / SMs; its bytes over HBM.
+//   Generic compute: FLOPs at the dtype's peak scaled by sms / SMs (FP32 at the CUDA-core FP32
+//         peak, other types at their tensor peak); its bytes over HBM. FP32 GEMMs run as TF32.
 //   Communication: a kernel copies at comm_bw_per_sm_GBps per SM it holds.
 #pragma once
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <filesystem>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -20,9 +21,27 @@ std::string describe(const YAML::Node& n) {
     case YAML::NodeType::Sequence: return "a list";
     case YAML::NodeType::Null: return "an empty value";
     case YAML::NodeType::Scalar: {
-      std::string v = n.Scalar();
-      if (v.size() > 40) v = v.substr(0, 37) + "...";
-      return "'" + v + "'";
+      // One line of valid UTF-8 whatever the value holds: control characters are escaped and a
+      // long value is cut at a character boundary.
+      const std::string& v = n.Scalar();
+      std::string out;
+      size_t chars = 0;
+      for (size_t i = 0; i < v.size() && chars < 40; ++chars) {
+        const auto c = static_cast<unsigned char>(v[i]);
+        if (c < 0x20 || c == 0x7F) {
+          out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : "?";
+          ++i;
+          continue;
+        }
+        size_t len = 1;
+        if (c >= 0xF0) len = 4;
+        else if (c >= 0xE0) len = 3;
+        else if (c >= 0xC0) len = 2;
+        out.append(v, i, len);
+        i += len;
+      }
+      if (chars == 40 && out.size() < v.size()) out += "...";
+      return "'" + out + "'";
     }
     default: return "nothing";
   }
@@ -50,61 +69,92 @@ std::pair<int, int> position_of(std::string_view text, size_t at) {
   return {line, col};
 }
 
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is not valid UTF-8.
+// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates,
+// nothing above U+10FFFF), or 0 when it is not one.
 size_t utf8_length(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  if (b0 < 0x80) return 1;
   size_t n;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0 && c >= 0xC2) n = 2;
-  else if ((c & 0xF0) == 0xE0) n = 3;
-  else if ((c & 0xF8) == 0xF0 && c <= 0xF4) n = 4;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
+  else if (b0 == 0xE0) n = 3, lo = 0xA0;
+  else if (b0 == 0xED) n = 3, hi = 0x9F;
+  else if (b0 >= 0xE1 && b0 <= 0xEF) n = 3;
+  else if (b0 == 0xF0) n = 4, lo = 0x90;
+  else if (b0 >= 0xF1 && b0 <= 0xF3) n = 4;
+  else if (b0 == 0xF4) n = 4, hi = 0x8F;
   else return 0;
   if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
+  const auto b1 = static_cast<unsigned char>(s[i + 1]);
+  if (b1 < lo || b1 > hi) return 0;
+  for (size_t k = 2; k < n; ++k)
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
   return n;
 }
 
 // Refuses what the parser should never see: NUL bytes, invalid UTF-8, runaway flow nesting
-// (yaml-cpp recurses once per bracket level).
+// (yaml-cpp recurses once per bracket level), and a quoted string never closed (yaml-cpp 0.7 takes
+// an unclosed double quote up to the end of the file silently). A quote opens a string only where
+// a scalar may start (after ':', '-', '[', '{', ',' or at a line's start), as in YAML; an
+// apostrophe inside a plain scalar is text.
 void prescan(std::string_view text, const std::string& file) {
+  auto fail_at = [&](size_t at, const std::string& msg) {
+    auto [l, col] = position_of(text, at);
+    throw UserError(file, l, col, msg);
+  };
   int depth = 0;
   bool comment = false;
   char quote = 0;
+  size_t quote_at = 0;
+  char last = '\n';  // last significant character outside quotes and comments
   for (size_t i = 0; i < text.size();) {
     const char c = text[i];
-    if (c == '\0') {
-      auto [l, col] = position_of(text, i);
-      throw UserError(file, l, col, "binary data (a NUL byte): a scenario is UTF-8 text");
-    }
+    if (c == '\0') fail_at(i, "binary data (a NUL byte): a scenario is UTF-8 text");
     const size_t n = utf8_length(text, i);
-    if (n == 0) {
-      auto [l, col] = position_of(text, i);
-      throw UserError(file, l, col, "invalid UTF-8: a scenario is UTF-8 text");
-    }
-    if (c == '\n') comment = false;
-    else if (!comment && !quote && c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t'))
-      comment = true;
-    else if (!comment && quote && c == quote) quote = 0;
-    else if (!comment && !quote && (c == '"' || c == '\'') && depth > 0) quote = c;
-    else if (!comment && !quote && (c == '[' || c == '{')) {
-      if (++depth > kMaxYamlDepth) {
-        auto [l, col] = position_of(text, i);
-        throw UserError(file, l, col,
-                        "nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+    if (n == 0) fail_at(i, "invalid UTF-8: a scenario is UTF-8 text");
+    if (quote) {
+      if (quote == '"' && c == '\\') {
+        i += 2;  // an escape: the next character is part of the string
+        continue;
       }
-    } else if (!comment && !quote && (c == ']' || c == '}') && depth > 0) {
-      --depth;
+      if (c == quote) {
+        if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+          i += 2;  // '' is an escaped quote in a single-quoted string
+          continue;
+        }
+        quote = 0;
+        last = c;
+      }
+    } else if (comment) {
+      if (c == '\n') {
+        comment = false;
+        last = '\n';
+      }
+    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      comment = true;
+    } else if ((c == '"' || c == '\'') && std::string_view(":-[{,\n").find(last) != std::string_view::npos) {
+      quote = c;
+      quote_at = i;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxYamlDepth) fail_at(i, "nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
+      last = c;
+    } else if (c == ']' || c == '}') {
+      if (depth > 0) --depth;
+      last = c;
+    } else if (c == '\n') {
+      last = '\n';
+    } else if (c != ' ' && c != '\t' && c != '\r') {
+      last = c;
     }
     i += n;
   }
+  if (quote) fail_at(quote_at, "a quoted string starting here is never closed");
 }
 
 }  // namespace
 
-YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const std::string> file, std::string path,
-                   int depth)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)), depth_(depth) {
+YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const YamlSource> src, std::string path, int depth)
+    : node_(std::move(node)), src_(std::move(src)), path_(std::move(path)), depth_(depth) {
   if (!node_.Mark().is_null()) {
     line_ = node_.Mark().line + 1;
     col_ = node_.Mark().column + 1;
@@ -113,7 +163,29 @@ YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const std::string> file, std
     fail("nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
 }
 
-void YamlNode::fail(const std::string& message) const { throw UserError(*file_, line(), col(), message); }
+void YamlNode::fail(const std::string& message) const { throw UserError(src_->file, line(), col(), message); }
+
+bool YamlNode::is_plain_scalar() const { return node_.IsScalar() && node_.Tag() == "?"; }
+
+void YamlNode::place_empty_item() {
+  // yaml-cpp marks an empty item with the next token's position. Walk back to the '-' that opened
+  // it: a '-' followed by white space and preceded on its line only by spaces and other '- '.
+  const auto& t = src_->text;
+  if (node_.Mark().is_null()) return;
+  size_t i = std::min(static_cast<size_t>(node_.Mark().pos), t.size());
+  for (size_t steps = 0; i > 0 && steps < 65536; ++steps) {
+    --i;
+    if (t[i] != '-') continue;
+    if (i + 1 < t.size() && t[i + 1] != ' ' && t[i + 1] != '\n' && t[i + 1] != '\t' && t[i + 1] != '\r') continue;
+    size_t j = i;
+    while (j > 0 && (t[j - 1] == ' ' || t[j - 1] == '-')) --j;
+    if (j > 0 && t[j - 1] != '\n') continue;
+    auto [l, c] = position_of(t, i);
+    line_ = l;
+    col_ = c;
+    return;
+  }
+}
 
 std::string YamlNode::as_string() const {
   if (!node_.IsScalar()) fail(where(path_) + " must be a string, found " + describe(node_));
@@ -130,7 +202,7 @@ std::string YamlNode::as_enum(const std::vector<std::string>& choices) const {
 }
 
 bool YamlNode::as_bool() const {
-  if (node_.IsScalar() && node_.Tag() != "!") {
+  if (is_plain_scalar()) {
     if (node_.Scalar() == "true") return true;
     if (node_.Scalar() == "false") return false;
   }
@@ -138,34 +210,32 @@ bool YamlNode::as_bool() const {
 }
 
 int64_t YamlNode::as_int(int64_t min, int64_t max) const {
-  if (!node_.IsScalar() || node_.Tag() == "!")
-    fail(where(path_) + " must be an integer, found " + describe(node_));
   const std::string& s = node_.Scalar();
+  const bool digits = !s.empty() && s.find_first_not_of("0123456789", s[0] == '-' || s[0] == '+') == std::string::npos &&
+                      s.size() > static_cast<size_t>(s[0] == '-' || s[0] == '+');
+  if (!is_plain_scalar() || !digits) fail(where(path_) + " must be an integer, found " + describe(node_));
   errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || errno == ERANGE)
-    fail(where(path_) + " must be an integer, found " + describe(node_));
-  if (v < min || v > max)
+  const long long v = std::strtoll(s.c_str(), nullptr, 10);
+  if (errno == ERANGE || v < min || v > max)
     fail(where(path_) + " must be between " + std::to_string(min) + " and " + std::to_string(max) +
          ", found " + s);
   return v;
 }
 
 double YamlNode::as_double(double min, double max, bool min_exclusive) const {
-  if (!node_.IsScalar() || node_.Tag() == "!")
-    fail(where(path_) + " must be a number, found " + describe(node_));
   const std::string& s = node_.Scalar();
+  const bool numeric = !s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos;
   errno = 0;
   char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  const bool plain = !s.empty() && s.find_first_not_of("0123456789+-.eE") == std::string::npos;
-  if (!plain || *end != '\0' || errno == ERANGE || !std::isfinite(v))
+  double v = numeric ? std::strtod(s.c_str(), &end) : 0.0;
+  if (!is_plain_scalar() || !numeric || *end != '\0')
     fail(where(path_) + " must be a number, found " + describe(node_));
+  if (errno == ERANGE && std::fabs(v) < 1.0) v = 0.0;  // underflow: as good as zero
+  // Overflow (1e999) falls through to the range checks as +-infinity.
   std::ostringstream range;
   range << (min_exclusive ? "greater than " : "at least ") << min;
   if (min_exclusive ? !(v > min) : !(v >= min)) fail(where(path_) + " must be " + range.str() + ", found " + s);
-  if (v > max) {
+  if (!(v <= max)) {
     std::ostringstream m;
     m << where(path_) << " must be at most " << max << ", found " << s;
     fail(m.str());
@@ -178,7 +248,8 @@ std::vector<YamlNode> YamlNode::items() const {
   std::vector<YamlNode> out;
   size_t i = 0;
   for (const auto& child : node_) {
-    out.emplace_back(child, file_, path_ + "[" + std::to_string(i) + "]", depth_ + 1);
+    out.emplace_back(child, src_, path_ + "[" + std::to_string(i) + "]", depth_ + 1);
+    if (child.IsNull()) out.back().place_empty_item();
     ++i;
   }
   return out;
@@ -198,7 +269,7 @@ YamlMap::YamlMap(const YamlNode& node, const std::vector<std::string>* allowed_k
     node.fail(where(node.path_) + " must be a map with " + what + ", found " + describe(node.node_));
   std::map<std::string, std::pair<int, int>> seen;
   for (const auto& kv : node.node_) {
-    const YamlNode key(kv.first, node.file_, node.path_, node.depth_ + 1);
+    const YamlNode key(kv.first, node.src_, node.path_, node.depth_ + 1);
     if (!kv.first.IsScalar()) key.fail("a key in " + where(node.path_) + " must be a plain name, found " + describe(kv.first));
     const std::string name = kv.first.Scalar();
     if (auto it = seen.find(name); it != seen.end())
@@ -212,9 +283,9 @@ YamlMap::YamlMap(const YamlNode& node, const std::vector<std::string>* allowed_k
       key.fail(msg);
     }
     const std::string child_path = node.path_.empty() ? name : node.path_ + "." + name;
-    YamlNode value(kv.second, node.file_, child_path, node.depth_ + 1);
-    // A key with no value has no mark of its own in yaml-cpp: point at the key.
-    if (kv.second.Mark().is_null()) {
+    YamlNode value(kv.second, node.src_, child_path, node.depth_ + 1);
+    // yaml-cpp marks an empty value with the next token's position: point at the key instead.
+    if (kv.second.IsNull()) {
       value.line_ = key.line_;
       value.col_ = key.col_;
     }
@@ -256,11 +327,11 @@ std::string YamlMap::exactly_one_of(const std::vector<std::string>& keys) const 
 }
 
 YamlNode parse_yaml(std::string_view text, const std::string& file) {
-  auto name = std::make_shared<const std::string>(file);
   if (text.size() > kMaxYamlBytes)
     throw UserError(file, 1, 1, "file is " + std::to_string(text.size()) + " bytes; at most " +
                                     std::to_string(kMaxYamlBytes) + " (8 MiB) are read");
   prescan(text, file);
+  auto src = std::make_shared<const YamlSource>(YamlSource{file, std::string(text)});
   std::vector<YAML::Node> docs;
   try {
     docs = YAML::LoadAll(std::string(text));
@@ -272,13 +343,15 @@ YamlNode parse_yaml(std::string_view text, const std::string& file) {
     throw UserError(file, line, col, "YAML syntax error: " + e.msg);
   }
   if (docs.size() > 1) {
-    const YamlNode second(docs[1], name, "", 0);
+    const YamlNode second(docs[1], src, "", 0);
     second.fail("more than one YAML document; a file holds one");
   }
-  return YamlNode(docs.empty() ? YAML::Node() : docs[0], name, "", 0);
+  return YamlNode(docs.empty() ? YAML::Node() : docs[0], src, "", 0);
 }
 
 YamlNode load_yaml_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UserError(path, 0, 0, "is a directory, not a scenario file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError(path, 0, 0, "cannot open the file");
   in.seekg(0, std::ios::end);

@@ -20,13 +20,20 @@ namespace cs::hw {
 inline constexpr size_t kMaxYamlBytes = 8u << 20;  // larger inputs are refused before parsing
 inline constexpr int kMaxYamlDepth = 64;           // deeper nesting is refused (also stops alias cycles)
 
+// The document a node belongs to: its file name (for messages) and its text (to place nodes that
+// yaml-cpp gives no mark of their own, such as an empty list item).
+struct YamlSource {
+  std::string file;
+  std::string text;
+};
+
 class YamlNode {
  public:
-  YamlNode(YAML::Node node, std::shared_ptr<const std::string> file, std::string path, int depth);
+  YamlNode(YAML::Node node, std::shared_ptr<const YamlSource> src, std::string path, int depth);
 
   int line() const { return line_; }  // 1-based
   int col() const { return col_; }
-  const std::string& file() const { return *file_; }
+  const std::string& file() const { return src_->file; }
   // Where the node sits in the document, e.g. `workload.streams[1].ops[0]`, for messages.
   const std::string& path() const { return path_; }
   [[noreturn]] void fail(const std::string& message) const;
@@ -47,8 +54,11 @@ class YamlNode {
 
  private:
   friend class YamlMap;
+  bool is_plain_scalar() const;  // unquoted and untagged: the only form numbers and booleans take
+  void place_empty_item();       // moves the position of an empty list item onto its '-'
+
   YAML::Node node_;
-  std::shared_ptr<const std::string> file_;
+  std::shared_ptr<const YamlSource> src_;
   std::string path_;
   int depth_;
   int line_ = 1, col_ = 1;

@@ -145,6 +145,8 @@ OpWorkload build_op_workload(const Scenario& sc) {
     const SourcePos pos = !spec->after.empty() ? spec->after.front().pos : spec->pos;
     fail_at(sc, pos, "dependency cycle: op '" + spec->label + "' waits, through 'after', for ops that wait for it");
   }
+  w.op_pos.reserve(origin.size());
+  for (const Origin& o : origin) w.op_pos.push_back(o.spec->pos);
   return w;
 }
 

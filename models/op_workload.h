@@ -14,6 +14,7 @@ namespace cs::models {
 struct OpWorkload {
   sim::OpGraph graph;
   std::vector<std::vector<uint32_t>> engine_streams;  // per scenario stream: one per GPU
+  std::vector<SourcePos> op_pos;                      // per engine op: where the file defines it
 };
 
 OpWorkload build_op_workload(const Scenario& sc);

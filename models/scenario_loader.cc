@@ -145,7 +145,7 @@ ClusterConfig parse_cluster(const YamlNode& node) {
     total += sms;
     if (total > c.gpu.sms)
       v.fail("SM partitions add up to " + std::to_string(total) + " SMs, more than the " +
-             std::to_string(c.gpu.sms) + " of a " + c.gpu.name);
+             std::to_string(c.gpu.sms) + " SMs of the GPU (" + c.gpu.name + ")");
     c.partitions.push_back(sim::PartitionSpec{name, sms});
   }
   if (c.partitions.empty()) parts.fail("'cluster.sm_partitions' names no partition");
@@ -212,10 +212,12 @@ Scenario parse_scenario(const YamlNode& root) {
     StreamSpec s = parse_stream(sn, sc.cluster);
     if (!names.insert(s.name).second) sn.fail("a stream named '" + s.name + "' is already defined");
     for (const OpSpec& op : s.ops) {
-      expanded += op.repeat * static_cast<int64_t>(s.gpus.size());
+      // Dependencies are edges the graph must hold too: one per `after` entry on each GPU.
+      const auto per_gpu = op.repeat + static_cast<int64_t>(op.after.size());
+      expanded += per_gpu * static_cast<int64_t>(s.gpus.size());
       if (expanded > kMaxExpandedOps)
         sn.fail("the workload expands to more than " + std::to_string(kMaxExpandedOps) +
-                " ops (GPUs x ops x repeat)");
+                " ops and dependencies (GPUs x (repeat + after))");
     }
     sc.streams.push_back(std::move(s));
   }

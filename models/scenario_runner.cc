@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "hw/roofline_cost.h"
+#include "hw/user_error.h"
 #include "hw/switch_fabric.h"
 #include "models/op_workload.h"
 #include "sim/engine.h"
@@ -15,7 +16,10 @@
 namespace cs::models {
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
-  const OpWorkload work = build_op_workload(sc);
+  return run_scenario(sc, build_op_workload(sc), options);
+}
+
+RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOptions& options) {
   const ClusterConfig& cl = sc.cluster;
 
   sim::Engine engine;
@@ -38,9 +42,18 @@ RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
     net.set_observer(trace.get());
   }
   const sim::ExecResult ex = exec.run();
-  if (!ex.stuck_ops.empty())
-    throw std::logic_error(std::to_string(ex.stuck_ops.size()) + " ops never ran in scenario '" + sc.name +
-                           "' although validation found no cycle");
+  if (!ex.stuck_ops.empty()) {
+    const uint32_t op = ex.stuck_ops.front();
+    const auto& o = work.graph.ops()[op];
+    const auto& st = work.graph.streams()[o.stream];
+    const SourcePos pos = work.op_pos[op];
+    throw hw::UserError(sc.file, pos.line, pos.col,
+                        "deadlock: " + std::to_string(ex.stuck_ops.size()) + " ops never ran; op '" +
+                            work.graph.label(o) + "' of stream '" + st.name + "' on GPU " + std::to_string(st.gpu) +
+                            " waits for SMs or peers held by collectives that wait for other GPUs. Issue "
+                            "collectives in the same order on every GPU, or give partition '" +
+                            cl.partitions[st.partition].name + "' more SMs");
+  }
   if (trace) trace->finish(ex.makespan);
 
   RunResult r;

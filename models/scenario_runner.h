@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/op_workload.h"
 #include "models/scenario.h"
 #include "sim/time.h"
 
@@ -48,7 +49,11 @@ struct RunOptions {
   std::ostream* trace = nullptr;  // Perfetto JSON is streamed here when set
 };
 
-// Throws std::logic_error if ops are left unfinished (validation should have caught any cycle).
+// Builds the op graph (UserError on bad references or cycles) and runs it. Ops that never run
+// although the graph has no cycle are a deadlock the user made (collectives issued in different
+// orders on different GPUs while their partition has too few SMs to run them side by side): a
+// UserError at the first stuck op.
 RunResult run_scenario(const Scenario& sc, const RunOptions& options = {});
+RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOptions& options = {});
 
 }  // namespace cs::models

@@ -12,7 +12,8 @@ EventId Engine::at(Time t, Callback cb) {
 
 void Engine::run() {
   Callback cb;
-  while (!queue_.empty()) {
+  stop_ = false;
+  while (!queue_.empty() && !stop_) {
     now_ = queue_.pop(cb);
     ++processed_;
     cb();

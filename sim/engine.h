@@ -19,8 +19,10 @@ class Engine {
   // Schedules `cb` after delay d (d >= 0) from now().
   EventId after(Time d, Callback cb) { return at(now_ + d, std::move(cb)); }
   void cancel(EventId id) { queue_.cancel(id); }
-  // Runs events in (time, insertion) order until none is left.
+  // Runs events in (time, insertion) order until none is left or stop() is called.
   void run();
+  // Makes run() return after the current event; pending events stay queued.
+  void stop() { stop_ = true; }
   uint64_t events_processed() const { return processed_; }
   size_t pending() const { return queue_.size(); }
 
@@ -28,6 +30,7 @@ class Engine {
   EventQueue queue_;
   Time now_;
   uint64_t processed_ = 0;
+  bool stop_ = false;
 };
 
 }  // namespace cs::sim

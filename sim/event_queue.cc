@@ -34,6 +34,28 @@ void EventQueue::cancel(EventId id) {
   s.live = false;
   s.cb = nullptr;  // release captured state now, not when the entry surfaces
   --live_;
+  if (++dead_ > live_ && dead_ > 1024) compact();
+}
+
+void EventQueue::release(uint32_t slot) {
+  Slot& s = slots_[slot];
+  s.cb = nullptr;
+  s.live = false;
+  ++s.generation;  // invalidates outstanding EventIds for this slot
+  free_slots_.push_back(slot);
+}
+
+void EventQueue::compact() {
+  size_t kept = 0;
+  for (const Entry& e : heap_) {
+    if (slots_[e.slot].live) heap_[kept++] = e;
+    else release(e.slot);
+  }
+  heap_.resize(kept);
+  dead_ = 0;
+  // Floyd's heap construction; the (time, seq) keys keep the pop order exactly as before.
+  if (heap_.size() > 1)
+    for (size_t i = (heap_.size() - 2) / kArity + 1; i-- > 0;) sift_down(i);
 }
 
 Time EventQueue::pop(Callback& out) {
@@ -44,14 +66,12 @@ Time EventQueue::pop(Callback& out) {
     Slot& s = slots_[top.slot];
     const bool live = s.live;
     if (live) out = std::move(s.cb);
-    s.cb = nullptr;
-    s.live = false;
-    ++s.generation;  // invalidates outstanding EventIds for this slot
-    free_slots_.push_back(top.slot);
+    release(top.slot);
     if (live) {
       --live_;
       return top.t;
     }
+    --dead_;
   }
 }
 

@@ -1,6 +1,8 @@
 // The one event queue: a 4-ary min-heap keyed by (time, insertion sequence).
 // Ties at equal time fire in insertion order, so runs are bit-for-bit deterministic.
-// Cancellation is lazy: a cancelled event stays in the heap and is skipped when popped.
+// Cancellation is lazy: a cancelled event stays in the heap and is skipped when popped. When dead
+// entries outnumber live ones the heap is compacted, so memory stays within twice the live events
+// even when every flow of a large component is rescheduled at each change.
 #pragma once
 
 #include <cstdint>
@@ -47,12 +49,15 @@ class EventQueue {
   void sift_up(size_t i);
   void sift_down(size_t i);
   void pop_top();
+  void release(uint32_t slot);
+  void compact();
 
   std::vector<Entry> heap_;
   std::vector<Slot> slots_;
   std::vector<uint32_t> free_slots_;
   uint64_t next_seq_ = 0;
   size_t live_ = 0;
+  size_t dead_ = 0;  // cancelled entries still in the heap
 };
 
 }  // namespace cs::sim

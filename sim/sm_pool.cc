@@ -53,30 +53,33 @@ void SmPool::rebalance(int p) {
   const auto& list = parts_[p].kernels;
   const size_t n = list.size();
   if (n == 0) return;
-  // Water-filling in whole SMs: smallest demands first (ties by start order) take min(demand,
-  // even share of what is left).
+  // Water-filling in whole SMs. Kernels whose demand is below the even share take their demand
+  // (smallest first); the others split what is left evenly, and the SMs the integer division
+  // leaves over go one each to the earliest-started of them.
   order_.assign(list.begin(), list.end());
   std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
     return kernels_[a].max_sms < kernels_[b].max_sms;
   });
   share_.assign(kernels_.size(), 0);
   int left = parts_[p].spec.sms;
-  for (size_t i = 0; i < n; ++i) {
+  size_t i = 0;
+  for (; i < n; ++i) {
     const Kernel& k = kernels_[order_[i]];
-    const int even = left / static_cast<int>(n - i);
-    const int got = std::min(k.max_sms, even);
-    share_[order_[i]] = got;
-    left -= got;
+    if (k.max_sms > left / static_cast<int>(n - i)) break;
+    share_[order_[i]] = k.max_sms;
+    left -= k.max_sms;
   }
-  // Integer remainder: one SM each to the earliest-started kernels still below their demand.
-  for (bool gave = true; left > 0 && gave;) {
-    gave = false;
-    for (size_t i = 0; i < n && left > 0; ++i) {
-      const uint32_t id = list[i];
-      if (share_[id] < kernels_[id].max_sms) {
+  if (i < n) {
+    const int rest = static_cast<int>(n - i);
+    const int even = left / rest;
+    int extra = left % rest;
+    for (size_t j = i; j < n; ++j) share_[order_[j]] = even;
+    for (uint32_t id : list) {  // start order
+      if (extra == 0) break;
+      if (share_[id] == even && kernels_[id].max_sms > even &&
+          std::find(order_.begin() + static_cast<long>(i), order_.end(), id) != order_.end()) {
         ++share_[id];
-        --left;
-        gave = true;
+        --extra;
       }
     }
   }

@@ -3,6 +3,7 @@
 // at the edges (to_seconds, from rates), never inside the event queue.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <compare>
 #include <cstdint>
@@ -18,9 +19,15 @@ class Time {
   static constexpr Time us(int64_t v) { return Time(v * 1'000'000); }
   static constexpr Time ms(int64_t v) { return Time(v * 1'000'000'000); }
   static constexpr Time s(int64_t v) { return Time(v * 1'000'000'000'000); }
-  // Rounds up so that a positive duration never becomes zero (an event never fires early).
+  // Rounds up so that an event never fires early, except that a value within floating-point
+  // noise of a whole picosecond (a few ulps, e.g. 1e10 + 2e-6) is that picosecond: the noise of
+  // rate x time products must not add 1 ps to closed-form answers.
   static Time from_seconds_ceil(double seconds) {
-    return Time(static_cast<int64_t>(std::ceil(seconds * 1e12)));
+    const double v = seconds * 1e12;
+    const double nearest = std::nearbyint(v);
+    const double noise = std::max(1e-6, 64 * std::numeric_limits<double>::epsilon() * std::fabs(v));
+    if (std::fabs(v - nearest) <= noise) return Time(static_cast<int64_t>(nearest));
+    return Time(static_cast<int64_t>(std::ceil(v)));
   }
   static constexpr Time max() { return Time(std::numeric_limits<int64_t>::max()); }
 

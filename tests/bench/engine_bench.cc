@@ -1,0 +1,122 @@
+// clustersim-bench: engine speed, run by hand (never a timed test). Prints a table to stdout.
+//
+//   events   plain events per second: P self-rescheduling processes with pseudo-random delays
+//            (P events pending at all times), one core.
+//   flows    cost per flow event (a completion, or the start it triggers, with their reallocation)
+//            with F concurrent flows kept constant (each completion starts a new flow):
+//            local  - flows in small independent groups (4 flows on 2 links): the incremental
+//                     solver touches one group per event;
+//            global - every flow crosses one shared core link (one connected component): each
+//                     event re-solves all F flows, the worst case.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+
+using namespace cs::sim;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Rng {  // xorshift64*: deterministic and cheap
+  uint64_t s;
+  uint64_t next() {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    return s * 2685821657736338717ULL;
+  }
+};
+
+void bench_events(int processes, uint64_t total) {
+  Engine e;
+  Rng rng{88172645463325252ULL};
+  uint64_t fired = 0;
+  std::vector<std::function<void()>> proc(processes);
+  for (int p = 0; p < processes; ++p) {
+    proc[p] = [&, p] {
+      if (++fired >= total) return;
+      e.after(Time::ps(static_cast<int64_t>(1 + rng.next() % 1000)), proc[p]);
+    };
+    e.at(Time::ps(p), proc[p]);
+  }
+  const auto t0 = Clock::now();
+  e.run();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::printf("events  pending=%-8d events=%-10llu %8.2f M events/s  (%.1f ns/event)\n", processes,
+              static_cast<unsigned long long>(e.events_processed()), e.events_processed() / s / 1e6,
+              s / e.events_processed() * 1e9);
+}
+
+void bench_flows(const std::string& kind, int flows, uint64_t measured) {
+  Engine e;
+  FlowNetwork net(e);
+  Rng rng{0x9E3779B97F4A7C15ULL};
+  const bool global = kind == "global";
+  const int groups = global ? 1 : (flows + 3) / 4;
+  std::vector<LinkId> a, b;
+  for (int g = 0; g < groups; ++g) {
+    a.push_back(net.add_link("a" + std::to_string(g), Bandwidth::gbytes_per_s(100), Time()));
+    b.push_back(net.add_link("b" + std::to_string(g), Bandwidth::gbytes_per_s(100), Time()));
+  }
+  // Global: every flow crosses the core link plus one of many edge links.
+  std::vector<LinkId> edge;
+  if (global)
+    for (int i = 0; i < 1024; ++i)
+      edge.push_back(net.add_link("e" + std::to_string(i), Bandwidth::gbytes_per_s(1e4), Time()));
+  // Steady state: each completion starts a new flow, so `flows` stay in flight. The clock runs
+  // over `measured` completions after the first allocation, then the engine stops (no drain).
+  uint64_t done = 0;
+  Clock::time_point t0;
+  uint64_t realloc0 = 0;
+  std::function<void(int)> start = [&](int slot) {
+    std::vector<LinkId> path;
+    if (global) {
+      path = {a[0], edge[rng.next() % edge.size()]};
+    } else {
+      const int g = slot / 4;
+      path = (slot % 2) ? std::vector<LinkId>{a[g], b[g]} : std::vector<LinkId>{a[g]};
+    }
+    // Distinct sizes, so that completions rarely coincide and each pays its own reallocation.
+    const double bytes = 1e6 + static_cast<double>(rng.next() % 1'000'000'000);
+    net.start_flow(path, bytes, FlowNetwork::kUncapped, [&, slot] {
+      if (done == 0) {
+        t0 = Clock::now();
+        realloc0 = net.reallocations();
+      }
+      if (++done > measured) {
+        e.stop();
+        return;
+      }
+      start(slot);
+    });
+  };
+  for (int f = 0; f < flows; ++f) start(f);
+  e.run();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const uint64_t events = 2 * measured;  // each completion and the start it triggers
+  std::printf("flows   %-6s concurrent=%-8d flow events=%-9llu %10.2f us/flow event  (%llu reallocations)\n",
+              kind.c_str(), flows, static_cast<unsigned long long>(events), s / events * 1e6,
+              static_cast<unsigned long long>(net.reallocations() - realloc0));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they are measured
+  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  const uint64_t n_events = quick ? 2'000'000 : 20'000'000;
+  std::printf("# clustersim-bench%s (one core; wall-clock timings)\n", quick ? " --quick" : "");
+  for (int p : {1'000, 100'000}) bench_events(p, n_events);
+  for (int f : {1'000, 10'000, 100'000, 1'000'000}) bench_flows("local", f, quick ? 20'000 : 200'000);
+  // A global event re-solves all F flows: fewer events at the large sizes keep the run short.
+  for (int f : {1'000, 10'000, 100'000, 1'000'000})
+    bench_flows("global", f, f >= 1'000'000 ? 20 : f >= 100'000 ? 200 : 2'000);
+  return 0;
+}

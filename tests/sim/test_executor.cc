@@ -1,0 +1,219 @@
+#include <catch2/catch.hpp>
+
+#include "sim/op_graph.h"
+#include "sim_fixture.h"
+
+using cs::sim::Bandwidth;
+using cs::sim::CollectiveKind;
+using cs::sim::DType;
+using cs::sim::GemmShape;
+using cs::sim::GenericCompute;
+using cs::sim::OpGraph;
+using cs::sim::Time;
+using cs::test::World;
+
+namespace {
+const std::vector<cs::sim::PartitionSpec> kSplit = {{"compute", 112}, {"comm", 20}};
+// 1024^3 GEMM: 64 tiles, so it uses 64 SMs: 2 * 2^30 / (64 * 1e12) s.
+const GemmShape kGemm{1024, 1024, 1024, DType::kBf16, 1};
+const Time kGemmTime = Time::from_seconds_ceil(2.0 * 1024 * 1024 * 1024 / (64 * 1e12));
+}  // namespace
+
+TEST_CASE("ops in a stream run back to back, a dependency across GPUs orders them") {
+  World w(2, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  OpGraph g;
+  auto s0 = g.add_stream(0, 0, "a");
+  auto s1 = g.add_stream(1, 0, "b");
+  auto x1 = g.add_gemm(s0, kGemm, "x1");
+  auto x2 = g.add_gemm(s0, kGemm, "x2");
+  auto y = g.add_gemm(s1, kGemm, "y");
+  g.add_dep(y, x2);  // y on GPU 1 waits for x2 on GPU 0
+  const auto r = w.run(g);
+  REQUIRE(r.stuck_ops.empty());
+  CHECK(r.ops[x1.v].start == Time());
+  CHECK(r.ops[x1.v].end == kGemmTime);
+  CHECK(r.ops[x2.v].start == kGemmTime);
+  CHECK(r.ops[y.v].start == kGemmTime * 2);
+  CHECK(r.makespan == kGemmTime * 3);
+}
+
+TEST_CASE("a dependency across streams of one GPU orders them") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 1, "b");
+  auto first = g.add_compute(b, GenericCompute{2e9, 0, DType::kBf16}, "first");  // 2e9 / (20e12) = 100 us
+  auto second = g.add_gemm(a, kGemm, "second");
+  g.add_dep(second, first);
+  const auto r = w.run(g);
+  CHECK(r.ops[first.v].end == Time::us(100));
+  CHECK(r.ops[second.v].start == Time::us(100));
+}
+
+TEST_CASE("two kernels on one partition share its SMs and both take twice as long") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 0, "b");
+  // 112x... shape with 112+ tiles: 1536 x 1280 -> 12 x 10 = 120 tiles, demand capped at 112.
+  const GemmShape big{1536, 1280, 4096, DType::kBf16, 1};
+  auto x = g.add_gemm(a, big, "x");
+  auto y = g.add_gemm(b, big, "y");
+  const auto r = w.run(g);
+  const Time alone = w.cost.gemm_time(0, big, 112);
+  const Time shared = w.cost.gemm_time(0, big, 56);
+  CHECK(r.ops[x.v].end == shared);
+  CHECK(r.ops[y.v].end == shared);
+  CHECK(shared > alone);
+}
+
+TEST_CASE("kernels on separate partitions do not slow each other") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 1, "b");
+  auto x = g.add_gemm(a, kGemm, "x");
+  auto y = g.add_gemm(b, kGemm, "y");  // 64 tiles on 20 SMs: 2 * 2^30 / (20e12)
+  const auto r = w.run(g);
+  CHECK(r.ops[x.v].end == kGemmTime);
+  CHECK(r.ops[y.v].end == Time::from_seconds_ceil(2.0 * 1024 * 1024 * 1024 / (20 * 1e12)));
+}
+
+TEST_CASE("memory-bound kernels on one GPU contend for HBM") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time(), Bandwidth::gbytes_per_s(100));
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 1, "b");
+  // 1 GB each and negligible FLOPs: alone 10 ms, together 20 ms.
+  auto x = g.add_compute(a, GenericCompute{1.0, 1e9, DType::kBf16}, "x");
+  auto y = g.add_compute(b, GenericCompute{1.0, 1e9, DType::kBf16}, "y");
+  const auto r = w.run(g);
+  CHECK(r.ops[x.v].end == Time::ms(20));
+  CHECK(r.ops[y.v].end == Time::ms(20));
+}
+
+TEST_CASE("a compute-bound kernel is not slowed by a concurrent memory stream it does not saturate") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time(), Bandwidth::gbytes_per_s(100));
+  w.cost.gemm_bytes = 1e8;  // the GEMM needs 1e8 B over its compute time
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 1, "b");
+  auto x = g.add_gemm(a, kGemm, "x");
+  auto y = g.add_compute(b, GenericCompute{1.0, 1e9, DType::kBf16}, "y");
+  const auto r = w.run(g);
+  // The GEMM wants 1e8 B / 33.6 us = 2980 GB/s > half of HBM: it gets 50 GB/s and is HBM-bound.
+  CHECK(r.ops[x.v].end == Time::ms(2));
+  // y gets 50 GB/s for 2 ms (0.1 GB), then 100 GB/s for the remaining 0.9 GB: 9 ms more.
+  CHECK(r.ops[y.v].end == Time::ms(11));
+}
+
+TEST_CASE("ring all-reduce takes 2(n-1)/n S/B plus 2(n-1) latencies") {
+  const int n = 4;
+  World w(n, kSplit, Bandwidth::gbytes_per_s(100), Time::us(1));
+  w.cost.copy_per_sm = 1e12;  // copy rate far above the links
+  OpGraph g;
+  std::vector<cs::sim::StreamId> streams;
+  for (int i = 0; i < n; ++i) streams.push_back(g.add_stream(i, 1, "comm"));
+  const double S = 4e8;
+  auto ops = g.add_collective(CollectiveKind::kAllReduce, S, streams, "ar");
+  const auto r = w.run(g);
+  const Time expect = Time::from_seconds_ceil(2.0 * (n - 1) / n * S / 100e9) + Time::us(1) * (2 * (n - 1));
+  for (auto op : ops) CHECK(r.ops[op.v].end == expect);
+}
+
+TEST_CASE("reduce-scatter and all-gather take (n-1)/n S/B plus (n-1) latencies") {
+  for (auto kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    const int n = 8;
+    World w(n, kSplit, Bandwidth::gbytes_per_s(50), Time::us(2));
+    w.cost.copy_per_sm = 1e12;
+    OpGraph g;
+    std::vector<cs::sim::StreamId> streams;
+    for (int i = 0; i < n; ++i) streams.push_back(g.add_stream(i, 1, "comm"));
+    auto ops = g.add_collective(kind, 8e8, streams, "c");
+    const auto r = w.run(g);
+    CHECK(r.ops[ops[0].v].end == Time::ms(2) * 7 + Time::us(2) * 7);  // 1e8 B at 50 GB/s per phase
+  }
+}
+
+TEST_CASE("an all-to-all's time is its bottleneck link's: the up-link, or the SM copy rate") {
+  const int n = 4;
+  const double S = 4e8;  // each GPU sends 3 x 1e8 B
+  SECTION("link-bound") {
+    World w(n, kSplit, Bandwidth::gbytes_per_s(100), Time::us(1));
+    w.cost.copy_per_sm = 1e12;
+    OpGraph g;
+    std::vector<cs::sim::StreamId> streams;
+    for (int i = 0; i < n; ++i) streams.push_back(g.add_stream(i, 1, "comm"));
+    auto ops = g.add_collective(CollectiveKind::kAllToAll, S, streams, "a2a");
+    const auto r = w.run(g);
+    CHECK(r.ops[ops[0].v].end == Time::ms(3) + Time::us(1));
+  }
+  SECTION("SM-bound: 20 SMs at 2 GB/s each copy 40 GB/s, below the 100 GB/s link") {
+    World w(n, kSplit, Bandwidth::gbytes_per_s(100), Time::us(1));
+    w.cost.copy_per_sm = 2e9;
+    OpGraph g;
+    std::vector<cs::sim::StreamId> streams;
+    for (int i = 0; i < n; ++i) streams.push_back(g.add_stream(i, 1, "comm"));
+    auto ops = g.add_collective(CollectiveKind::kAllToAll, S, streams, "a2a");
+    const auto r = w.run(g);
+    CHECK(r.ops[ops[0].v].end == Time::us(7500) + Time::us(1));
+  }
+}
+
+TEST_CASE("a collective starts only when every participant has launched") {
+  World w(2, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  w.cost.copy_per_sm = 1e12;
+  OpGraph g;
+  auto c0 = g.add_stream(0, 1, "comm");
+  auto c1 = g.add_stream(1, 1, "comm");
+  auto pre = g.add_gemm(c1, kGemm, "pre");  // GPU 1 is late by one GEMM on 20 SMs
+  auto ops = g.add_collective(CollectiveKind::kAllToAll, 2e8, {c0, c1}, "a2a");
+  const auto r = w.run(g);
+  const Time late = r.ops[pre.v].end;
+  CHECK(r.ops[ops[0].v].start == Time());  // GPU 0's kernel launched and waited
+  CHECK(r.ops[ops[0].v].end == late + Time::ms(1));
+  CHECK(r.ops[ops[1].v].end == late + Time::ms(1));
+}
+
+TEST_CASE("a send is a one-sided put of L + S/B") {
+  World w(2, kSplit, Bandwidth::gbytes_per_s(100), Time::us(3));
+  w.cost.copy_per_sm = 1e12;
+  OpGraph g;
+  auto s = g.add_stream(0, 1, "p2p");
+  auto op = g.add_send(s, 1, 1e9, "send");
+  const auto r = w.run(g);
+  CHECK(r.ops[op.v].end == Time::ms(10) + Time::us(3));
+}
+
+TEST_CASE("ops caught in a dependency cycle are reported as stuck, not run") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 1, "b");
+  auto x = g.add_gemm(a, kGemm, "x");
+  auto y = g.add_gemm(b, kGemm, "y");
+  g.add_dep(x, y);
+  g.add_dep(y, x);
+  auto free_op = g.add_gemm(g.add_stream(0, 0, "c"), kGemm, "free");
+  const auto r = w.run(g);
+  CHECK(r.stuck_ops == std::vector<uint32_t>{x.v, y.v});
+  CHECK(r.ops[free_op.v].done);
+}
+
+TEST_CASE("the same graph run twice gives identical timings") {
+  auto once = [] {
+    World w(8, kSplit, Bandwidth::gbytes_per_s(100), Time::us(1));
+    OpGraph g;
+    std::vector<cs::sim::StreamId> comm;
+    for (int i = 0; i < 8; ++i) {
+      auto s = g.add_stream(i, 0, "gemm");
+      for (int k = 0; k < 5; ++k) g.add_gemm(s, kGemm, "g");
+      comm.push_back(g.add_stream(i, 1, "comm"));
+    }
+    for (int k = 0; k < 3; ++k) g.add_collective(CollectiveKind::kAllToAll, 3e8 + k, comm, "a2a");
+    std::vector<int64_t> out;
+    for (const auto& t : w.run(g).ops) out.push_back(t.end.ps_count());
+    return out;
+  };
+  CHECK(once() == once());
+}

@@ -1,0 +1,125 @@
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+
+using cs::sim::Bandwidth;
+using cs::sim::Engine;
+using cs::sim::FlowNetwork;
+using cs::sim::LinkId;
+using cs::sim::Time;
+
+TEST_CASE("a transfer of S bytes over latency L and bandwidth B takes L + S/B") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(100), Time::us(3));
+  Time done;
+  net.start_flow({l}, 1e9, FlowNetwork::kUncapped, [&] { done = e.now(); });
+  e.run();
+  CHECK(done == Time::us(3) + Time::ms(10));
+}
+
+TEST_CASE("latencies add along a path, bandwidth is the slowest link's") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId a = net.add_link("a", Bandwidth::gbytes_per_s(100), Time::us(1));
+  const LinkId b = net.add_link("b", Bandwidth::gbytes_per_s(50), Time::us(2));
+  Time done;
+  net.start_flow({a, b}, 5e8, FlowNetwork::kUncapped, [&] { done = e.now(); });
+  e.run();
+  CHECK(done == Time::us(3) + Time::ms(10));
+}
+
+TEST_CASE("two flows on one link get half each, then the survivor speeds up") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(100), Time());
+  Time small_done, big_done;
+  // 1 GB and 3 GB: both at 50 GB/s until the small one ends at 20 ms (1 GB moved by each);
+  // the big one then has 2 GB left at 100 GB/s: 20 ms more, 40 ms in all.
+  net.start_flow({l}, 1e9, FlowNetwork::kUncapped, [&] { small_done = e.now(); });
+  net.start_flow({l}, 3e9, FlowNetwork::kUncapped, [&] { big_done = e.now(); });
+  e.run();
+  CHECK(small_done == Time::ms(20));
+  CHECK(big_done == Time::ms(40));
+}
+
+TEST_CASE("a flow that joins later slows the running one from that moment") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(100), Time());
+  Time first_done, second_done;
+  net.start_flow({l}, 2e9, FlowNetwork::kUncapped, [&] { first_done = e.now(); });
+  e.at(Time::ms(10), [&] {
+    // At 10 ms the first has 1 GB left; both now move at 50 GB/s: first ends at 30 ms having
+    // moved 1 GB; the second moved 1 GB by then and needs 0.5 GB more at 100 GB/s: 35 ms.
+    net.start_flow({l}, 1.5e9, FlowNetwork::kUncapped, [&] { second_done = e.now(); });
+  });
+  e.run();
+  CHECK(first_done == Time::ms(30));
+  CHECK(second_done == Time::ms(35));
+}
+
+TEST_CASE("a rate cap binds and can be raised mid-flight") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(100), Time());
+  Time done;
+  const auto f = net.start_flow({l}, 2e9, Bandwidth::gbytes_per_s(10), [&] { done = e.now(); });
+  // 100 ms at 10 GB/s moves 1 GB; the rest at the link's 100 GB/s takes 10 ms.
+  e.at(Time::ms(100), [&] { net.set_cap(f, FlowNetwork::kUncapped); });
+  e.run();
+  CHECK(done == Time::ms(110));
+}
+
+TEST_CASE("link capacity changes apply to the flows crossing it") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(10), Time());
+  Time done;
+  net.start_flow({l}, 2e9, FlowNetwork::kUncapped, [&] { done = e.now(); });
+  e.at(Time::ms(100), [&] { net.set_capacity(l, Bandwidth::gbytes_per_s(20)); });
+  e.run();
+  CHECK(done == Time::ms(150));
+}
+
+TEST_CASE("flows on disjoint links do not disturb each other, and reallocation stays local") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId a = net.add_link("a", Bandwidth::gbytes_per_s(10), Time());
+  const LinkId b = net.add_link("b", Bandwidth::gbytes_per_s(10), Time());
+  Time a_done;
+  const auto fa = net.start_flow({a}, 1e9, FlowNetwork::kUncapped, [&] { a_done = e.now(); });
+  for (int i = 0; i < 5; ++i)
+    e.at(Time::ms(10 * i + 1), [&] { net.start_flow({b}, 1e7, FlowNetwork::kUncapped, [] {}); });
+  e.at(Time::ms(50), [&] { CHECK(net.rate(fa).gbytes_per_s() == Approx(10.0)); });
+  e.run();
+  CHECK(a_done == Time::ms(100));
+  // The flow on `a` keeps its rate: its completion event was never moved.
+  CHECK(net.stats(a).busy == Time::ms(100));
+}
+
+TEST_CASE("a zero-byte flow completes after the path latency") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(10), Time::us(7));
+  Time done = Time::max();
+  net.start_flow({l}, 0, FlowNetwork::kUncapped, [&] { done = e.now(); });
+  e.run();
+  CHECK(done == Time::us(7));
+  CHECK(net.active_flows() == 0);
+}
+
+TEST_CASE("link statistics integrate carried bytes and busy time") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(100), Time());
+  net.start_flow({l}, 1e9, FlowNetwork::kUncapped, [] {});
+  e.at(Time::ms(50), [&] { net.start_flow({l}, 5e8, FlowNetwork::kUncapped, [] {}); });
+  e.run();
+  const auto st = net.stats(l);
+  CHECK(st.bytes == Approx(1.5e9));
+  CHECK(st.busy == Time::ms(15));  // busy 0-10 ms, idle until 50 ms, busy 50-55 ms
+}

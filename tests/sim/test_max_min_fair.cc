@@ -1,0 +1,84 @@
+#include <catch2/catch.hpp>
+
+#include <limits>
+
+#include "sim/max_min_fair.h"
+
+using cs::sim::MaxMinProblem;
+using cs::sim::MaxMinSolver;
+
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+}
+
+TEST_CASE("two flows on one link get half each") {
+  MaxMinProblem p{{100.0}, {{0}, {0}}, {kInf, kInf}};
+  MaxMinSolver s;
+  const auto& r = s.solve(p);
+  CHECK(r[0] == Approx(50.0));
+  CHECK(r[1] == Approx(50.0));
+}
+
+TEST_CASE("parking lot: the long flow and each short flow share every link equally") {
+  // Links 0..3 of capacity 1; flow 0 crosses all of them, flow i+1 uses link i only.
+  MaxMinProblem p;
+  p.link_capacity = {1, 1, 1, 1};
+  p.paths = {{0, 1, 2, 3}, {0}, {1}, {2}, {3}};
+  p.flow_cap.assign(5, kInf);
+  MaxMinSolver s;
+  const auto& r = s.solve(p);
+  for (double x : r) CHECK(x == Approx(0.5));
+}
+
+TEST_CASE("parking lot with unequal links: spare capacity goes to the flows that can use it") {
+  // Link 0 cap 1, link 1 cap 3. Long flow on both; one short flow on each.
+  // Max-min: link 0 is the bottleneck at 1/2 for the long flow and short flow 0; the short flow
+  // on link 1 then gets 3 - 1/2 = 2.5.
+  MaxMinProblem p{{1.0, 3.0}, {{0, 1}, {0}, {1}}, {kInf, kInf, kInf}};
+  MaxMinSolver s;
+  const auto& r = s.solve(p);
+  CHECK(r[0] == Approx(0.5));
+  CHECK(r[1] == Approx(0.5));
+  CHECK(r[2] == Approx(2.5));
+}
+
+TEST_CASE("a flow capped by its SMs leaves the rest to the others") {
+  MaxMinProblem p{{100.0}, {{0}, {0}, {0}}, {10.0, kInf, kInf}};
+  MaxMinSolver s;
+  const auto& r = s.solve(p);
+  CHECK(r[0] == Approx(10.0));
+  CHECK(r[1] == Approx(45.0));
+  CHECK(r[2] == Approx(45.0));
+}
+
+TEST_CASE("a cap above the fair share does not bind") {
+  MaxMinProblem p{{100.0}, {{0}, {0}}, {80.0, kInf}};
+  MaxMinSolver s;
+  const auto& r = s.solve(p);
+  CHECK(r[0] == Approx(50.0));
+  CHECK(r[1] == Approx(50.0));
+}
+
+TEST_CASE("a path-less flow runs at its cap and a zero cap stalls a flow") {
+  MaxMinProblem p{{100.0}, {{}, {0}, {0}}, {7.0, 0.0, kInf}};
+  MaxMinSolver s;
+  const auto& r = s.solve(p);
+  CHECK(r[0] == Approx(7.0));
+  CHECK(r[1] == 0.0);
+  CHECK(r[2] == Approx(100.0));
+}
+
+TEST_CASE("max-min is the textbook answer on a triangle of shared links") {
+  // Links a=10, b=4, c=10. f0: a,b  f1: b,c  f2: a  f3: c.
+  // b is the bottleneck: f0 = f1 = 2; then a and c give f2 = f3 = 8.
+  MaxMinProblem p{{10, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, kInf, kInf, kInf}};
+  MaxMinSolver s;
+  const auto& r = s.solve(p);
+  CHECK(r[0] == Approx(2));
+  CHECK(r[1] == Approx(2));
+  CHECK(r[2] == Approx(8));
+  CHECK(r[3] == Approx(8));
+  // No link is over capacity and every flow is limited by a saturated link (max-min property).
+  CHECK(r[0] + r[2] <= 10 + 1e-9);
+  CHECK(r[0] + r[1] <= 4 + 1e-9);
+}
