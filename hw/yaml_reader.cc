@@ -93,10 +93,11 @@ size_t utf8_length(std::string_view s, size_t i) {
 }
 
 // Refuses what the parser should never see: NUL bytes, invalid UTF-8, runaway flow nesting
-// (yaml-cpp recurses once per bracket level), and a quoted string never closed (yaml-cpp 0.7 takes
-// an unclosed double quote up to the end of the file silently). A quote opens a string only where
-// a scalar may start (after ':', '-', '[', '{', ',' or at a line's start), as in YAML; an
-// apostrophe inside a plain scalar is text.
+// (yaml-cpp recurses once per bracket level), a quoted string never closed (yaml-cpp 0.7 takes an
+// unclosed double quote up to the end of the file silently), a ',' where a token starts outside
+// brackets (yaml-cpp 0.7 loops forever on it between documents), and a second document (only the
+// first is parsed). A quote opens a string only where a scalar may start (after ':', '-', '[',
+// '{', ',' or at a line's start), as in YAML; an apostrophe inside a plain scalar is text.
 void prescan(std::string_view text, const std::string& file) {
   auto fail_at = [&](size_t at, const std::string& msg) {
     auto [l, col] = position_of(text, at);
@@ -107,14 +108,42 @@ void prescan(std::string_view text, const std::string& file) {
   char quote = 0;
   size_t quote_at = 0;
   char last = '\n';  // last significant character outside quotes and comments
+  bool spaced = true;  // white space since `last`
+  bool content = false;  // a document has begun (anything but comments, directives, markers)
+  bool ended = false;    // a '...' closed the document: any further content is a second one
+  const auto begin_content = [&](size_t at) {
+    if (ended) fail_at(at, "more than one YAML document; a file holds one");
+    content = true;
+  };
   for (size_t i = 0; i < text.size();) {
+    const bool line_start = i == 0 || text[i - 1] == '\n';
+    if (line_start && !quote) {
+      const auto marker = [&](std::string_view m) {
+        return text.substr(i, 3) == m && (i + 3 == text.size() || text[i + 3] == ' ' || text[i + 3] == '\n' ||
+                                          text[i + 3] == '\r' || text[i + 3] == '\t');
+      };
+      if (marker("---") && (content || ended)) fail_at(i, "more than one YAML document; a file holds one");
+      if (marker("---") || marker("...")) {
+        ended = ended || marker("...");
+        i += 3;
+        continue;
+      }
+      if (text[i] == '%' && !content) {  // a directive line
+        const size_t end = text.find('\n', i);
+        i = end == std::string_view::npos ? text.size() : end;
+        continue;
+      }
+    }
     const char c = text[i];
     if (c == '\0') fail_at(i, "binary data (a NUL byte): a scenario is UTF-8 text");
     const size_t n = utf8_length(text, i);
     if (n == 0) fail_at(i, "invalid UTF-8: a scenario is UTF-8 text");
     if (quote) {
-      if (quote == '"' && c == '\\') {
-        i += 2;  // an escape: the next character is part of the string
+      if (quote == '"' && c == '\\' && i + 1 < text.size()) {
+        // An escape: the next character belongs to the string, whatever it is (checked as text).
+        const size_t m = utf8_length(text, i + 1);
+        if (m == 0 || text[i + 1] == '\0') fail_at(i + 1, "invalid UTF-8: a scenario is UTF-8 text");
+        i += 1 + m;
         continue;
       }
       if (c == quote) {
@@ -135,9 +164,14 @@ void prescan(std::string_view text, const std::string& file) {
     } else if ((c == '"' || c == '\'') && std::string_view(":-[{,\n").find(last) != std::string_view::npos) {
       quote = c;
       quote_at = i;
+      begin_content(i);
+    } else if (c == ',' && depth == 0 &&
+               (last == '\n' || last == ']' || last == '}' || ((last == ':' || last == '-') && spaced))) {
+      fail_at(i, "YAML syntax error: ',' outside [ ] or { }");
     } else if (c == '[' || c == '{') {
       if (++depth > kMaxYamlDepth) fail_at(i, "nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
       last = c;
+      begin_content(i);
     } else if (c == ']' || c == '}') {
       if (depth > 0) --depth;
       last = c;
@@ -145,7 +179,9 @@ void prescan(std::string_view text, const std::string& file) {
       last = '\n';
     } else if (c != ' ' && c != '\t' && c != '\r') {
       last = c;
+      begin_content(i);
     }
+    if (!quote && !comment) spaced = c == ' ' || c == '\t' || c == '\r' || c == '\n';
     i += n;
   }
   if (quote) fail_at(quote_at, "a quoted string starting here is never closed");
@@ -332,21 +368,26 @@ YamlNode parse_yaml(std::string_view text, const std::string& file) {
                                     std::to_string(kMaxYamlBytes) + " (8 MiB) are read");
   prescan(text, file);
   auto src = std::make_shared<const YamlSource>(YamlSource{file, std::string(text)});
-  std::vector<YAML::Node> docs;
+  YAML::Node doc;
   try {
-    docs = YAML::LoadAll(std::string(text));
+    // Load, not LoadAll: the prescan has refused a second document, and LoadAll can loop forever
+    // on input after the first.
+    doc = YAML::Load(src->text);
   } catch (const YAML::DeepRecursion& e) {
     throw UserError(file, e.mark.line + 1, e.mark.column + 1, "nesting too deep for the YAML parser");
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 1 : e.mark.line + 1;
     const int col = e.mark.is_null() ? 1 : e.mark.column + 1;
-    throw UserError(file, line, col, "YAML syntax error: " + e.msg);
+    // yaml-cpp can quote a raw byte of a multi-byte character: keep the message valid UTF-8.
+    std::string msg;
+    for (size_t i = 0; i < e.msg.size();) {
+      const size_t n = utf8_length(e.msg, i);
+      msg += n ? e.msg.substr(i, n) : "?";
+      i += n ? n : 1;
+    }
+    throw UserError(file, line, col, "YAML syntax error: " + msg);
   }
-  if (docs.size() > 1) {
-    const YamlNode second(docs[1], src, "", 0);
-    second.fail("more than one YAML document; a file holds one");
-  }
-  return YamlNode(docs.empty() ? YAML::Node() : docs[0], src, "", 0);
+  return YamlNode(doc, src, "", 0);
 }
 
 YamlNode load_yaml_file(const std::string& path) {

@@ -150,7 +150,7 @@ const std::vector<Expected>& corpus() {
       // LOADER BUG: yaml-cpp 0.7 accepts a double-quoted string left open up to the end of the file
       // (when the file ends with a newline); the loader then reports a missing 'cluster' at 5:1.
       exact("syntax_unterminated_quote.yaml", 7, 14, "a quoted string starting here is never closed"),
-      exact("multiple_documents.yaml", 50, 1, "more than one YAML document; a file holds one"),
+      exact("multiple_documents.yaml", 46, 1, "more than one YAML document; a file holds one"),
       exact("top_level_list.yaml", 5, 1,
             "the top level must be a map with keys schema_version, name, description, cluster, cost_model, "
             "workload, found a list"),
