@@ -3,7 +3,7 @@
 #include <optional>
 
 #include "cli/commands.h"
-#include "cli/version.h"
+#include "clustersim/version.h"
 #include "hw/user_error.h"
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"

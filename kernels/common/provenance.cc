@@ -1,6 +1,8 @@
 // Host-only code (compiled by the host C++ compiler, linked against the static CUDA runtime).
 #include "common/provenance.h"
 
+#include "clustersim/version.h"
+
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <limits.h>
@@ -246,7 +248,7 @@ Provenance collect_provenance(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) p.command_line.emplace_back(argv[i] ? argv[i] : "");
   p.host = host_name();
   p.date_utc = utc_now_iso8601();
-  p.git_commit = CS_GIT_DESCRIBE;
+  p.git_commit = CLUSTERSIM_GIT_DESCRIBE;  // stamped at build time
   p.build_type = CS_BUILD_TYPE;
   p.cuda_architecture = CS_CUDA_ARCHITECTURE;
   p.cuda_compiler_version = CS_CUDA_COMPILER_VERSION;

@@ -45,7 +45,7 @@ struct Provenance {
   std::vector<std::string> command_line;
   std::string host;
   std::string date_utc;             // ISO 8601, "2026-11-23T07:30:00Z"
-  std::string git_commit;           // `git describe --always --dirty` when CMake configured the build
+  std::string git_commit;           // `git describe --always --dirty`, stamped when the program was built
   std::string build_type;           // CMAKE_BUILD_TYPE
   std::string cuda_architecture;    // what the kernels were compiled for: "sm_90a"
   std::string cuda_compiler_version;  // nvcc's version at build time: "13.0.88"

@@ -8,12 +8,13 @@
 using cs::models::load_scenario_text;
 using cs::models::run_scenario;
 
-TEST_CASE("collectives issued in opposite orders on a one-SM partition deadlock: a user error", "[run]") {
-  // GPU 0 reaches all-reduce a first, GPU 1 reaches b first; with one comm SM each GPU's first
-  // kernel holds the SM and waits for the other GPU, which waits for its own SM.
-  const char* text = R"(schema_version: 1
+namespace {
+// GPU 0 reaches all-reduce a first, GPU 1 reaches b first.
+std::string opposite_order(int comm_sms) {
+  return R"(schema_version: 1
 name: opposite-order
-cluster: {gpu: h800, gpus: 2, sm_partitions: {compute: 100, comm: 1}}
+cluster: {gpu: h800, gpus: 2, sm_partitions: {compute: 100, comm: )" +
+         std::to_string(comm_sms) + R"(}}
 workload:
   kind: ops
   streams:
@@ -22,7 +23,13 @@ workload:
     - {name: a, gpus: all, partition: comm, ops: [{all_reduce: {size_MiB: 16}, after: [d]}]}
     - {name: b, gpus: all, partition: comm, ops: [{all_reduce: {size_MiB: 16}, after: [e]}]}
 )";
-  const auto sc = load_scenario_text(text, "deadlock.yaml");
+}
+}  // namespace
+
+TEST_CASE("collectives issued in opposite orders on a one-SM partition deadlock: a user error", "[run]") {
+  // With one comm SM, each GPU's first kernel holds the SM and waits for the other GPU, which
+  // waits for its own SM.
+  const auto sc = load_scenario_text(opposite_order(1), "deadlock.yaml");
   try {
     run_scenario(sc);
     FAIL("the deadlock was not reported");
@@ -35,17 +42,6 @@ workload:
 }
 
 TEST_CASE("the same opposite order runs when the partition holds both kernels", "[run]") {
-  const char* text = R"(schema_version: 1
-name: opposite-order-ok
-cluster: {gpu: h800, gpus: 2, sm_partitions: {compute: 100, comm: 2}}
-workload:
-  kind: ops
-  streams:
-    - {name: d0, gpus: [0], partition: compute, ops: [{compute: {gflop: 1}, id: d}, {compute: {gflop: 1000}, id: e}]}
-    - {name: d1, gpus: [1], partition: compute, ops: [{compute: {gflop: 1}, id: e}, {compute: {gflop: 1000}, id: d}]}
-    - {name: a, gpus: all, partition: comm, ops: [{all_reduce: {size_MiB: 16}, after: [d]}]}
-    - {name: b, gpus: all, partition: comm, ops: [{all_reduce: {size_MiB: 16}, after: [e]}]}
-)";
-  const auto r = run_scenario(load_scenario_text(text, "ok.yaml"));
+  const auto r = run_scenario(load_scenario_text(opposite_order(2), "ok.yaml"));
   CHECK(r.makespan.ps_count() > 0);
 }
