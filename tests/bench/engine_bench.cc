@@ -8,6 +8,8 @@
 //                     solver touches one group per event;
 //            global - every flow crosses one shared core link (one connected component): each
 //                     event re-solves all F flows, the worst case.
+//   fabric   building the 2048-GPU and 16,384-GPU multi-plane fabrics (Boost.Graph), their sim
+//            links, and one route per GPU.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/fabric/fabric_routing.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 
@@ -106,6 +109,37 @@ void bench_flows(const std::string& kind, int flows, uint64_t measured) {
               static_cast<unsigned long long>(net.reallocations() - realloc0));
 }
 
+// Builds a multi-plane fabric of `nodes` HGX nodes, its sim links, and one route per GPU pair of a
+// shift permutation (every GPU to the GPU half the cluster away).
+void bench_fabric(int nodes) {
+  const auto t0 = Clock::now();
+  cs::hw::FabricSpec spec;
+  spec.nodes = nodes;
+  spec.nvlink_GBps = 200;
+  spec.pcie_GBps = 64;
+  spec.nic_GBps = 50;
+  spec.hbm_GBps = 3350;
+  const cs::hw::BuiltFabric f = cs::hw::build_fabric(spec);
+  const auto t1 = Clock::now();
+  Engine e;
+  FlowNetwork net(e);
+  cs::hw::FabricRouting routing(net, f, cs::hw::PxnMode::kAtDestination);
+  const auto t2 = Clock::now();
+  const int gpus = static_cast<int>(f.gpu.size());
+  std::vector<LinkId> path;
+  size_t hops = 0;
+  for (int a = 0; a < gpus; ++a) {
+    path.clear();
+    routing.route(a, (a + gpus / 2) % gpus, path);
+    hops += path.size();
+  }
+  const auto t3 = Clock::now();
+  auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+  std::printf("fabric  multi-plane gpus=%-6d graph %7.1f ms  links %7.1f ms (%zu links)  %d routes %6.2f ms\n", gpus,
+              ms(t0, t1), ms(t1, t2), net.link_slots(), gpus, ms(t2, t3));
+  (void)hops;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -113,6 +147,7 @@ int main(int argc, char** argv) {
   const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   const uint64_t n_events = quick ? 2'000'000 : 20'000'000;
   std::printf("# clustersim-bench%s (one core; wall-clock timings)\n", quick ? " --quick" : "");
+  for (int nodes : {256, 2048}) bench_fabric(nodes);
   for (int p : {1'000, 100'000}) bench_events(p, n_events);
   for (int f : {1'000, 10'000, 100'000, 1'000'000}) bench_flows("local", f, quick ? 20'000 : 200'000);
   // A global event re-solves all F flows: fewer events at the large sizes keep the run short.
