@@ -70,8 +70,9 @@ inline std::vector<GemmShape> deepgemm_dense_shapes() {
 inline std::vector<GemmShape> deepgemm_grouped_shapes() {
   std::vector<GemmShape> out;
   for (const auto& [groups, m] : {std::pair{4, 8192}, std::pair{8, 4096}}) {
-    out.push_back({"deepgemm.grouped", "DeepGEMM grouped contiguous table (H800); MoE expert gate and up fused: 7168 -> 2 x 2048",
-                   m, 4096, 7168, groups});
+    out.push_back({"deepgemm.grouped",
+                   "DeepGEMM grouped contiguous table (H800); MoE expert gate and up fused: 7168 -> 2 x 2048", m,
+                   4096, 7168, groups});
     out.push_back({"deepgemm.grouped", "DeepGEMM grouped contiguous table (H800); MoE expert down: 2048 -> 7168",
                    m, 7168, 2048, groups});
   }
@@ -87,12 +88,15 @@ inline std::vector<GemmShape> v3_training_shapes() {
       {"v3.mla.wq_a.fwd", "DeepSeek-V3 MLA q_a forward alone (7168 -> 1536), 4096 tokens", 4096, 1536, 7168, 1},
       {"v3.mla.wo.dgrad", "DeepSeek-V3 MLA output projection input gradient: dY (4096 x 7168) x Wo (7168 x 16384)",
        4096, 16384, 7168, 1},
-      {"v3.dense_ffn.up.fwd", "DeepSeek-V3 dense FFN (first 3 layers) gate and up fused forward: 7168 -> 2 x 18432, 4096 tokens",
-       4096, 36864, 7168, 1},
+      {"v3.dense_ffn.up.fwd",
+       "DeepSeek-V3 dense FFN (first 3 layers) gate and up fused forward: 7168 -> 2 x 18432, 4096 tokens", 4096,
+       36864, 7168, 1},
       {"v3.dense_ffn.down.fwd", "DeepSeek-V3 dense FFN down forward: 18432 -> 7168, 4096 tokens", 4096, 7168, 18432, 1},
-      {"v3.moe.expert.up.wgrad", "DeepSeek-V3 expert gate and up weight gradient: dW (4096 x 7168) over 8192 tokens per expert",
-       4096, 7168, 8192, 1},
-      {"v3.mla.wq_b.wgrad", "DeepSeek-V3 MLA q_b weight gradient: dW (24576 x 1536) over 4096 tokens", 24576, 1536, 4096, 1},
+      {"v3.moe.expert.up.wgrad",
+       "DeepSeek-V3 expert gate and up weight gradient: dW (4096 x 7168) over 8192 tokens per expert", 4096, 7168,
+       8192, 1},
+      {"v3.mla.wq_b.wgrad", "DeepSeek-V3 MLA q_b weight gradient: dW (24576 x 1536) over 4096 tokens", 24576, 1536,
+       4096, 1},
   };
 }
 

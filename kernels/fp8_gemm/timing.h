@@ -1,0 +1,30 @@
+// Timing of one GEMM on one partition: CUDA events around each run, L2 made cold before each run
+// by writing a buffer several times its size, and the distribution of the runs.
+#pragma once
+
+#include <vector>
+
+#include "fp8_gemm/device_buffer.h"
+#include "fp8_gemm/lt_matmul.h"
+#include "fp8_gemm/sm_partition.h"
+
+namespace cs::kernels::fp8_gemm {
+
+struct Timing {
+  int runs = 0;
+  double median_us = 0;
+  double p10_us = 0;
+  double p90_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+};
+
+// The q-quantile (0..1) of `values`, interpolating linearly between order statistics; 0 if empty.
+double quantile(std::vector<double> values, double q);
+
+// Runs `gemm` `warmup` times, then `runs` times (runs <= the partition's event pairs), each time
+// after writing all of `flush` on the same stream; the events bracket the GEMM alone (all groups).
+// p's context must be current. Throws std::runtime_error when cuBLASLt fails, CudaError on CUDA errors.
+Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, int warmup, int runs);
+
+}  // namespace cs::kernels::fp8_gemm
