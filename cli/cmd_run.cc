@@ -1,3 +1,4 @@
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,7 +22,23 @@ void check_stdout() {
   if (!std::cout) throw hw::UserError("<stdout>", 0, 0, "cannot write the result (disk full or closed pipe?)");
 }
 
+namespace {
+
+// Whether two output paths name one file (through `..`, `.` or symbolic links): each output would
+// replace the other.
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec_a, ec_b;
+  const fs::path ca = fs::weakly_canonical(a, ec_a), cb = fs::weakly_canonical(b, ec_b);
+  if (!ec_a && !ec_b) return ca == cb;
+  return fs::absolute(a, ec_a).lexically_normal() == fs::absolute(b, ec_b).lexically_normal();
+}
+
+}  // namespace
+
 int cmd_run(const RunArgs& args) {
+  if (!args.out.empty() && !args.trace.empty() && same_file(args.out, args.trace))
+    throw hw::UserError(args.out, 0, 0, "--out and --trace name the same file");
   const models::Scenario sc = models::load_scenario_file(args.file);
   const models::OpWorkload work = models::build_op_workload(sc);
   // Open the outputs before the run so that an unwritable path fails at once, and write them by

@@ -15,6 +15,8 @@ struct RunArgs {
 
 int cmd_run(const RunArgs& args);
 int cmd_check(const std::vector<std::string>& files);
+int cmd_hw_list();
+int cmd_hw_show(const std::string& name);
 const char* version();
 // Throws hw::UserError when standard output could not take what was written.
 void check_stdout();

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml\n"
       "  clustersim check scenarios/*.yaml\n"
+      "  clustersim hw show h800-2048\n"
       "Exit codes: 0 success, 2 bad input, 1 internal error.");
 
   RunArgs run;
@@ -37,6 +38,19 @@ int main(int argc, char** argv) {
       "Example:\n"
       "  clustersim check scenarios/*.yaml   # prints FILE:LINE:COL: message for each error");
 
+  CLI::App* hw_cmd = app.add_subcommand("hw", "The hardware catalog: GPUs, NICs, switches, nodes, cluster presets");
+  hw_cmd->require_subcommand(1);
+  CLI::App* hw_list_cmd = hw_cmd->add_subcommand("list", "List every catalog entry");
+  std::string hw_name;
+  CLI::App* hw_show_cmd = hw_cmd->add_subcommand("show", "Show one entry's figures and sources (a preset: its built fabric)");
+  hw_show_cmd->add_option("NAME", hw_name, "A GPU, NIC, switch, node type or preset name")->required();
+  hw_cmd->footer(
+      "Examples:\n"
+      "  clustersim hw list\n"
+      "  clustersim hw show h800-2048    # switches, cables, links and bisection of DeepSeek-V3's cluster");
+  hw_list_cmd->footer("Example:\n  clustersim hw list");
+  hw_show_cmd->footer("Example:\n  clustersim hw show h800-2048");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -48,6 +62,8 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd) return cmd_check(files);
+    if (*hw_list_cmd) return cmd_hw_list();
+    if (*hw_show_cmd) return cmd_hw_show(hw_name);
   } catch (const cs::hw::UserError& e) {
     std::cerr << e.what() << "\n";
     return 2;

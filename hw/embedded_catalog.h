@@ -11,6 +11,7 @@ struct EmbeddedFile {
   std::string_view text;
 };
 
-const std::vector<EmbeddedFile>& embedded_gpu_files();
+// Every catalog file (hw/gpus, nics, switches, nodes, presets), sorted by path.
+const std::vector<EmbeddedFile>& embedded_catalog_files();
 
 }  // namespace cs::hw

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "hw/catalog_figure.h"
 #include "hw/embedded_catalog.h"
 #include "hw/yaml_reader.h"
 
@@ -15,14 +16,6 @@ const std::vector<std::string> kFigures = {
     "fp32_tflops", "fp64_tflops", "hbm_gb", "hbm_bw_GBps", "l2_mb",
     "nvlink_bw_GBps_per_direction", "nvlink_lat_ns"};
 
-double figure(const YamlMap& m, const std::string& key, GpuSpec& spec) {
-  const YamlMap f(m.required(key), {"value", "source"});
-  const std::string source = f.required("source").as_string();
-  if (source.empty()) f.required("source").fail("a figure's source cannot be empty");
-  spec.sources[key] = source;
-  return f.required("value").as_double(0, 1e9, true);
-}
-
 GpuSpec parse_gpu(const EmbeddedFile& file) {
   const YamlNode root = parse_yaml(file.text, std::string(file.path));
   std::vector<std::string> allowed = {"name", "model"};
@@ -31,18 +24,18 @@ GpuSpec parse_gpu(const EmbeddedFile& file) {
   GpuSpec g;
   g.name = m.required("name").as_string();
   g.model = m.required("model").as_string();
-  g.sms = static_cast<int>(figure(m, "sms", g));
-  g.fp8_dense_tflops = figure(m, "fp8_dense_tflops", g);
-  g.bf16_dense_tflops = figure(m, "bf16_dense_tflops", g);
-  g.fp16_dense_tflops = figure(m, "fp16_dense_tflops", g);
-  g.tf32_dense_tflops = figure(m, "tf32_dense_tflops", g);
-  g.fp32_tflops = figure(m, "fp32_tflops", g);
-  g.fp64_tflops = figure(m, "fp64_tflops", g);
-  g.hbm_gb = figure(m, "hbm_gb", g);
-  g.hbm_bw_GBps = figure(m, "hbm_bw_GBps", g);
-  g.l2_mb = figure(m, "l2_mb", g);
-  g.nvlink_bw_GBps_per_direction = figure(m, "nvlink_bw_GBps_per_direction", g);
-  g.nvlink_lat_ns = figure(m, "nvlink_lat_ns", g);
+  g.sms = static_cast<int>(catalog_figure(m, "sms", g.sources));
+  g.fp8_dense_tflops = catalog_figure(m, "fp8_dense_tflops", g.sources);
+  g.bf16_dense_tflops = catalog_figure(m, "bf16_dense_tflops", g.sources);
+  g.fp16_dense_tflops = catalog_figure(m, "fp16_dense_tflops", g.sources);
+  g.tf32_dense_tflops = catalog_figure(m, "tf32_dense_tflops", g.sources);
+  g.fp32_tflops = catalog_figure(m, "fp32_tflops", g.sources);
+  g.fp64_tflops = catalog_figure(m, "fp64_tflops", g.sources);
+  g.hbm_gb = catalog_figure(m, "hbm_gb", g.sources);
+  g.hbm_bw_GBps = catalog_figure(m, "hbm_bw_GBps", g.sources);
+  g.l2_mb = catalog_figure(m, "l2_mb", g.sources);
+  g.nvlink_bw_GBps_per_direction = catalog_figure(m, "nvlink_bw_GBps_per_direction", g.sources);
+  g.nvlink_lat_ns = catalog_figure(m, "nvlink_lat_ns", g.sources);
   return g;
 }
 
@@ -52,7 +45,8 @@ const std::vector<GpuSpec>& gpu_catalog() {
   static const std::vector<GpuSpec> catalog = [] {
     std::vector<GpuSpec> out;
     try {
-      for (const EmbeddedFile& f : embedded_gpu_files()) out.push_back(parse_gpu(f));
+      for (const EmbeddedFile& f : embedded_catalog_files())
+        if (f.path.rfind("hw/gpus/", 0) == 0) out.push_back(parse_gpu(f));
     } catch (const UserError& e) {
       throw std::logic_error(std::string("built-in GPU catalog is malformed: ") + e.what());
     }

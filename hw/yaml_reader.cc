@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 
+#include "hw/yaml_prescan.h"
+
 namespace cs::hw {
 
 namespace {
@@ -53,138 +55,6 @@ std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
   return out;
-}
-
-// Position (1-based) of byte offset `at` in `text`.
-std::pair<int, int> position_of(std::string_view text, size_t at) {
-  int line = 1, col = 1;
-  for (size_t i = 0; i < at && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return {line, col};
-}
-
-// Length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates,
-// nothing above U+10FFFF), or 0 when it is not one.
-size_t utf8_length(std::string_view s, size_t i) {
-  const auto b0 = static_cast<unsigned char>(s[i]);
-  if (b0 < 0x80) return 1;
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-  if (b0 >= 0xC2 && b0 <= 0xDF) n = 2;
-  else if (b0 == 0xE0) n = 3, lo = 0xA0;
-  else if (b0 == 0xED) n = 3, hi = 0x9F;
-  else if (b0 >= 0xE1 && b0 <= 0xEF) n = 3;
-  else if (b0 == 0xF0) n = 4, lo = 0x90;
-  else if (b0 >= 0xF1 && b0 <= 0xF3) n = 4;
-  else if (b0 == 0xF4) n = 4, hi = 0x8F;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  const auto b1 = static_cast<unsigned char>(s[i + 1]);
-  if (b1 < lo || b1 > hi) return 0;
-  for (size_t k = 2; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  return n;
-}
-
-// Refuses what the parser should never see: NUL bytes, invalid UTF-8, runaway flow nesting
-// (yaml-cpp recurses once per bracket level), a quoted string never closed (yaml-cpp 0.7 takes an
-// unclosed double quote up to the end of the file silently), a ',' where a token starts outside
-// brackets (yaml-cpp 0.7 loops forever on it between documents), and a second document (only the
-// first is parsed). A quote opens a string only where a scalar may start (after ':', '-', '[',
-// '{', ',' or at a line's start), as in YAML; an apostrophe inside a plain scalar is text.
-void prescan(std::string_view text, const std::string& file) {
-  auto fail_at = [&](size_t at, const std::string& msg) {
-    auto [l, col] = position_of(text, at);
-    throw UserError(file, l, col, msg);
-  };
-  int depth = 0;
-  bool comment = false;
-  char quote = 0;
-  size_t quote_at = 0;
-  char last = '\n';  // last significant character outside quotes and comments
-  bool spaced = true;  // white space since `last`
-  bool content = false;  // a document has begun (anything but comments, directives, markers)
-  bool ended = false;    // a '...' closed the document: any further content is a second one
-  const auto begin_content = [&](size_t at) {
-    if (ended) fail_at(at, "more than one YAML document; a file holds one");
-    content = true;
-  };
-  for (size_t i = 0; i < text.size();) {
-    const bool line_start = i == 0 || text[i - 1] == '\n';
-    if (line_start && !quote) {
-      const auto marker = [&](std::string_view m) {
-        return text.substr(i, 3) == m && (i + 3 == text.size() || text[i + 3] == ' ' || text[i + 3] == '\n' ||
-                                          text[i + 3] == '\r' || text[i + 3] == '\t');
-      };
-      if (marker("---") && (content || ended)) fail_at(i, "more than one YAML document; a file holds one");
-      if (marker("---") || marker("...")) {
-        ended = ended || marker("...");
-        i += 3;
-        continue;
-      }
-      if (text[i] == '%' && !content) {  // a directive line
-        const size_t end = text.find('\n', i);
-        i = end == std::string_view::npos ? text.size() : end;
-        continue;
-      }
-    }
-    const char c = text[i];
-    if (c == '\0') fail_at(i, "binary data (a NUL byte): a scenario is UTF-8 text");
-    const size_t n = utf8_length(text, i);
-    if (n == 0) fail_at(i, "invalid UTF-8: a scenario is UTF-8 text");
-    if (quote) {
-      if (quote == '"' && c == '\\' && i + 1 < text.size()) {
-        // An escape: the next character belongs to the string, whatever it is (checked as text).
-        const size_t m = utf8_length(text, i + 1);
-        if (m == 0 || text[i + 1] == '\0') fail_at(i + 1, "invalid UTF-8: a scenario is UTF-8 text");
-        i += 1 + m;
-        continue;
-      }
-      if (c == quote) {
-        if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
-          i += 2;  // '' is an escaped quote in a single-quoted string
-          continue;
-        }
-        quote = 0;
-        last = c;
-      }
-    } else if (comment) {
-      if (c == '\n') {
-        comment = false;
-        last = '\n';
-      }
-    } else if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
-      comment = true;
-    } else if ((c == '"' || c == '\'') && std::string_view(":-[{,\n").find(last) != std::string_view::npos) {
-      quote = c;
-      quote_at = i;
-      begin_content(i);
-    } else if (c == ',' && depth == 0 &&
-               (last == '\n' || last == ']' || last == '}' || ((last == ':' || last == '-') && spaced))) {
-      fail_at(i, "YAML syntax error: ',' outside [ ] or { }");
-    } else if (c == '[' || c == '{') {
-      if (++depth > kMaxYamlDepth) fail_at(i, "nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
-      last = c;
-      begin_content(i);
-    } else if (c == ']' || c == '}') {
-      if (depth > 0) --depth;
-      last = c;
-    } else if (c == '\n') {
-      last = '\n';
-    } else if (c != ' ' && c != '\t' && c != '\r') {
-      last = c;
-      begin_content(i);
-    }
-    if (!quote && !comment) spaced = c == ' ' || c == '\t' || c == '\r' || c == '\n';
-    i += n;
-  }
-  if (quote) fail_at(quote_at, "a quoted string starting here is never closed");
 }
 
 }  // namespace
@@ -366,8 +236,15 @@ YamlNode parse_yaml(std::string_view text, const std::string& file) {
   if (text.size() > kMaxYamlBytes)
     throw UserError(file, 1, 1, "file is " + std::to_string(text.size()) + " bytes; at most " +
                                     std::to_string(kMaxYamlBytes) + " (8 MiB) are read");
-  prescan(text, file);
-  auto src = std::make_shared<const YamlSource>(YamlSource{file, std::string(text)});
+  prescan_yaml(text, file);
+  // yaml-cpp gets LF line ends only: 0.7 stumbles on a '\r' that ends the file (a CRLF text whose
+  // last "\n" was cut: after a flow collection it reports "end of map not found"). A '\r' ends its
+  // line, so removing it changes no line or column.
+  std::string lf;
+  lf.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i)
+    if (text[i] != '\r' || (i + 1 < text.size() && text[i + 1] != '\n')) lf += text[i];
+  auto src = std::make_shared<const YamlSource>(YamlSource{file, std::move(lf)});
   YAML::Node doc;
   try {
     // Load, not LoadAll: the prescan has refused a second document, and LoadAll can loop forever

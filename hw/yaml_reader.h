@@ -86,7 +86,7 @@ class YamlMap {
 };
 
 // Parses a document from text; `file` names it in messages. Refuses oversized input, NUL bytes,
-// invalid UTF-8 and syntax errors with their positions.
+// invalid UTF-8 and syntax errors with their positions. Lines may end in LF or CRLF.
 YamlNode parse_yaml(std::string_view text, const std::string& file);
 // Reads and parses a file (unreadable files are user errors too).
 YamlNode load_yaml_file(const std::string& path);

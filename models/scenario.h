@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/catalog.h"
 #include "hw/gpu_catalog.h"
 #include "sim/op_graph.h"
 #include "sim/sm_pool.h"
@@ -20,17 +21,39 @@ struct SourcePos {
   int line = 0, col = 0;
 };
 
+// `switch`: GPUs on one non-blocking switch (link_* figures). The fat-tree kinds: HGX nodes on
+// InfiniBand (hw/fabric/), with the node, NIC and switch figures below.
 struct FabricConfig {
   std::string kind = "switch";
-  double link_bw_GBps = 0;  // per direction
-  double link_lat_ns = 0;
+  int oversubscription = 1;
+  std::string pxn = "destination";
+  double link_bw_GBps = 0;  // switch kind: per GPU and direction
+  double link_lat_ns = 0;   // switch kind: GPU to GPU
+};
+
+// Figures a cluster runs with: from the catalog, then the scenario's `overrides`.
+struct ClusterFigures {
+  double hbm_bw_GBps = 0;
+  double nvlink_bw_GBps = 0;  // per GPU and direction
+  double nvlink_lat_ns = 0;
+  double pcie_bw_GBps = 0;
+  double nic_bw_GBps = 0;
+  double ib_base_lat_ns = 0;
+  double ib_hop_lat_ns = 0;
+  int switch_ports = 0;
 };
 
 struct ClusterConfig {
+  std::string preset;  // empty when the cluster is not a preset
   hw::GpuSpec gpu;
+  hw::NodeSpec node;
+  hw::NicSpec nic;
+  hw::SwitchSpec switch_spec;
+  int nodes = 0;  // fat-tree kinds; 0 for `switch`
   int gpus = 0;
   std::vector<sim::PartitionSpec> partitions;
   FabricConfig fabric;
+  ClusterFigures figures;
 };
 
 struct CostModelConfig {

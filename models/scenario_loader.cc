@@ -4,7 +4,9 @@
 #include <set>
 
 #include "hw/roofline_cost.h"
+#include "sim/collective_plan.h"
 #include "hw/yaml_reader.h"
+#include "models/cluster.h"
 
 namespace cs::models {
 
@@ -119,7 +121,20 @@ std::vector<int> parse_gpu_list(const YamlNode& n, int gpu_count) {
     for (int g = 0; g < gpu_count; ++g) gpus.push_back(g);
     return gpus;
   }
-  if (!n.is_seq()) n.fail("'" + n.path() + "' must be \"all\" or a list of GPU indices");
+  if (n.is_scalar()) {
+    // A range "first-last", both included.
+    const std::string r = n.as_string();
+    const size_t dash = r.find('-');
+    const bool digits = dash != std::string::npos && dash > 0 && dash + 1 < r.size() && r.size() < 16 &&
+                        r.find_first_not_of("0123456789-") == std::string::npos && r.find('-', dash + 1) == std::string::npos;
+    if (!digits) n.fail("'" + n.path() + "' must be \"all\", a range such as \"0-63\", or a list of GPU indices");
+    const long first = std::stol(r.substr(0, dash)), last = std::stol(r.substr(dash + 1));
+    if (first > last || last >= gpu_count)
+      n.fail("'" + n.path() + "' range " + r + " must run upwards within GPUs 0 to " + std::to_string(gpu_count - 1));
+    for (long g = first; g <= last; ++g) gpus.push_back(static_cast<int>(g));
+    return gpus;
+  }
+  if (!n.is_seq()) n.fail("'" + n.path() + "' must be \"all\", a range such as \"0-63\", or a list of GPU indices");
   std::set<int> seen;
   for (const YamlNode& item : n.items()) {
     const int g = static_cast<int>(item.as_int(0, gpu_count - 1));
@@ -128,37 +143,6 @@ std::vector<int> parse_gpu_list(const YamlNode& n, int gpu_count) {
   }
   if (gpus.empty()) n.fail("'" + n.path() + "' lists no GPU");
   return gpus;
-}
-
-ClusterConfig parse_cluster(const YamlNode& node) {
-  const YamlMap m(node, {"gpu", "gpus", "sm_partitions", "fabric"});
-  ClusterConfig c;
-  c.gpu = *hw::find_gpu(m.required("gpu").as_enum(hw::gpu_names()));
-  c.gpus = static_cast<int>(m.required("gpus").as_int(1, 65536));
-
-  const YamlNode parts = m.required("sm_partitions");
-  const YamlMap pm = YamlMap::with_any_keys(parts, "partition names and SM counts, e.g. {compute: 112, comm: 20}");
-  int total = 0;
-  for (const std::string& name : pm.keys()) {
-    const YamlNode v = pm.required(name);
-    const int sms = static_cast<int>(v.as_int(1, c.gpu.sms));
-    total += sms;
-    if (total > c.gpu.sms)
-      v.fail("SM partitions add up to " + std::to_string(total) + " SMs, more than the " +
-             std::to_string(c.gpu.sms) + " SMs of the GPU (" + c.gpu.name + ")");
-    c.partitions.push_back(sim::PartitionSpec{name, sms});
-  }
-  if (c.partitions.empty()) parts.fail("'cluster.sm_partitions' names no partition");
-
-  c.fabric.link_bw_GBps = c.gpu.nvlink_bw_GBps_per_direction;
-  c.fabric.link_lat_ns = c.gpu.nvlink_lat_ns;
-  if (auto f = m.optional("fabric")) {
-    const YamlMap fm(*f, {"kind", "link_bw_GBps", "link_lat_ns"});
-    c.fabric.kind = fm.required("kind").as_enum({"switch"});
-    if (auto bw = fm.optional("link_bw_GBps")) c.fabric.link_bw_GBps = bw->as_double(0, 1e6, true);
-    if (auto lat = fm.optional("link_lat_ns")) c.fabric.link_lat_ns = lat->as_double(0, 1e9);
-  }
-  return c;
 }
 
 CostModelConfig parse_cost(const std::optional<YamlNode>& node) {
@@ -208,6 +192,7 @@ Scenario parse_scenario(const YamlNode& root) {
   const YamlNode streams = w.required("streams");
   std::set<std::string> names;
   int64_t expanded = 0;
+  uint64_t transfers = 0;
   for (const YamlNode& sn : streams.items()) {
     StreamSpec s = parse_stream(sn, sc.cluster);
     if (!names.insert(s.name).second) sn.fail("a stream named '" + s.name + "' is already defined");
@@ -218,6 +203,12 @@ Scenario parse_scenario(const YamlNode& root) {
       if (expanded > kMaxExpandedOps)
         sn.fail("the workload expands to more than " + std::to_string(kMaxExpandedOps) +
                 " ops and dependencies (GPUs x (repeat + after))");
+      const uint64_t n = s.gpus.size();
+      if (op.type == OpType::kCollective) transfers += sim::collective_transfers(op.collective, n) * op.repeat;
+      if (op.type == OpType::kSend) transfers += n * op.repeat;
+      if (transfers > static_cast<uint64_t>(kMaxTransfers))
+        sn.fail("the collectives expand to more than " + std::to_string(kMaxTransfers) +
+                " point-to-point transfers (an all-to-all over n GPUs makes n(n-1), a ring all-reduce 2n(n-1))");
     }
     sc.streams.push_back(std::move(s));
   }

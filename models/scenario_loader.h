@@ -14,5 +14,8 @@ Scenario load_scenario_text(std::string_view text, const std::string& file);
 
 // Ops a workload may expand to (GPUs x ops x repeats); beyond it the scenario is refused.
 inline constexpr int64_t kMaxExpandedOps = 10'000'000;
+// Point-to-point transfers the collectives of a workload may make in all (an all-to-all over n
+// GPUs makes n(n-1), a ring all-reduce 2n(n-1)); beyond it the scenario is refused.
+inline constexpr int64_t kMaxTransfers = 10'000'000;
 
 }  // namespace cs::models

@@ -6,7 +6,9 @@
 
 #include "hw/roofline_cost.h"
 #include "hw/user_error.h"
+#include "hw/fabric/fabric_routing.h"
 #include "hw/switch_fabric.h"
+#include "models/cluster.h"
 #include "models/op_workload.h"
 #include "sim/engine.h"
 #include "sim/executor.h"
@@ -24,10 +26,26 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
 
   sim::Engine engine;
   sim::FlowNetwork net(engine);
-  hw::SwitchFabric fabric(net, hw::SwitchFabricSpec{
-      cl.gpus, sim::Bandwidth::gbytes_per_s(cl.fabric.link_bw_GBps),
-      sim::Time::from_seconds_ceil(cl.fabric.link_lat_ns * 1e-9),
-      sim::Bandwidth::gbytes_per_s(cl.gpu.hbm_bw_GBps)});
+  // One switch, or HGX nodes on a fat-tree; either way the executor only sees sim::Routing.
+  std::unique_ptr<hw::SwitchFabric> one_switch;
+  std::unique_ptr<hw::BuiltFabric> tree;
+  std::unique_ptr<hw::FabricRouting> tree_routing;
+  const sim::Routing* routing = nullptr;
+  if (cl.fabric.kind == "switch") {
+    one_switch = std::make_unique<hw::SwitchFabric>(
+        net, hw::SwitchFabricSpec{cl.gpus, sim::Bandwidth::gbytes_per_s(cl.fabric.link_bw_GBps),
+                                  sim::Time::from_seconds_ceil(cl.fabric.link_lat_ns * 1e-9),
+                                  sim::Bandwidth::gbytes_per_s(cl.figures.hbm_bw_GBps)});
+    routing = one_switch.get();
+  } else {
+    tree = std::make_unique<hw::BuiltFabric>(hw::build_fabric(fabric_spec(cl)));
+    const hw::PxnMode pxn = cl.fabric.pxn == "none"     ? hw::PxnMode::kNone
+                            : cl.fabric.pxn == "source" ? hw::PxnMode::kAtSource
+                                                        : hw::PxnMode::kAtDestination;
+    tree_routing = std::make_unique<hw::FabricRouting>(net, *tree, pxn);
+    routing = tree_routing.get();
+  }
+  const sim::Routing& fabric = *routing;
   hw::RooflineParams params;
   params.comm_bw_per_sm_GBps = sc.cost.comm_bw_per_sm_GBps;
   const hw::RooflineCost cost(cl.gpu, params);
@@ -41,7 +59,12 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
     exec.set_observer(trace.get());
     net.set_observer(trace.get());
   }
-  const sim::ExecResult ex = exec.run();
+  sim::ExecResult ex;
+  try {
+    ex = exec.run();
+  } catch (const std::overflow_error& e) {
+    throw hw::UserError(sc.file, 0, 0, std::string(e.what()) + ": check the bandwidths and sizes of the scenario");
+  }
   if (!ex.stuck_ops.empty()) {
     const uint32_t op = ex.stuck_ops.front();
     const auto& o = work.graph.ops()[op];
@@ -61,6 +84,12 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
   r.file = sc.file;
   r.gpu_model = cl.gpu.model;
   r.gpus = cl.gpus;
+  if (cl.fabric.kind == "switch") {
+    r.fabric = "one switch, " + std::to_string(static_cast<int>(cl.fabric.link_bw_GBps)) + " GB/s per GPU and direction";
+  } else {
+    r.fabric = (cl.preset.empty() ? "" : cl.preset + ": ") + cl.fabric.kind + ", " + std::to_string(cl.nodes) + " x " +
+               cl.node.name + ", 1:" + std::to_string(cl.fabric.oversubscription) + ", PXN " + cl.fabric.pxn;
+  }
   r.partitions = cl.partitions;
   r.cost_model = cost.describe();
   r.calibrated = cost.calibrated();

@@ -34,6 +34,7 @@ struct RunResult {
   std::string file;
   std::string gpu_model;
   int gpus = 0;
+  std::string fabric;  // e.g. "h800-2048: multi_plane_fat_tree, 256 x hgx-8gpu, 1:1, PXN at destination"
   std::vector<sim::PartitionSpec> partitions;
   std::string cost_model;
   bool calibrated = false;

@@ -32,7 +32,7 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
   return json{{"schema_version", kResultSchemaVersion},
               {"clustersim_version", version},
               {"scenario", {{"name", r.scenario}, {"file", r.file}}},
-              {"cluster", {{"gpu", r.gpu_model}, {"gpus", r.gpus}, {"sm_partitions", parts}}},
+              {"cluster", {{"gpu", r.gpu_model}, {"gpus", r.gpus}, {"fabric", r.fabric}, {"sm_partitions", parts}}},
               {"cost_model", {{"description", r.cost_model}, {"calibrated", r.calibrated}}},
               {"makespan_us", r.makespan.to_us()},
               {"makespan_ps", r.makespan.ps_count()},
@@ -47,6 +47,7 @@ std::string result_console(const models::RunResult& r) {
   std::string parts;
   for (const auto& p : r.partitions) parts += fmt::format("{}{} {}", parts.empty() ? "" : ", ", p.name, p.sms);
   out += fmt::format("cluster    {} x {} (SMs: {})\n", r.gpus, r.gpu_model, parts);
+  out += fmt::format("fabric     {}\n", r.fabric);
   out += fmt::format("costs      {}{}\n", r.cost_model, r.calibrated ? "" : "  [UNCALIBRATED]");
   out += fmt::format("makespan   {:.3f} ms\n\n", r.makespan.to_ms());
   out += fmt::format("{:<20} {:<10} {:>5} {:>8} {:>13} {:>12} {:>10} {:>6}\n", "stream", "partition", "gpus",

@@ -13,31 +13,42 @@ std::vector<Transfer> ring_phase(uint32_t n, double bytes) {
 CollectivePlan plan_collective(CollectiveKind kind, uint32_t n, double bytes) {
   CollectivePlan plan;
   if (kind == CollectiveKind::kSend) {
-    plan.phases.push_back({Transfer{0, 1, bytes}});
+    plan.phase = {Transfer{0, 1, bytes}};
+    plan.phases = 1;
     return plan;
   }
   if (n < 2) return plan;  // a collective over one rank moves nothing
   const double chunk = bytes / n;
   switch (kind) {
-    case CollectiveKind::kAllToAll: {
-      std::vector<Transfer> phase;
+    case CollectiveKind::kAllToAll:
       // Destinations in rotated order (i+1, i+2, ...) as all-to-all kernels issue them.
       for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t d = 1; d < n; ++d) phase.push_back({i, (i + d) % n, chunk});
-      plan.phases.push_back(std::move(phase));
+        for (uint32_t d = 1; d < n; ++d) plan.phase.push_back({i, (i + d) % n, chunk});
+      plan.phases = 1;
       break;
-    }
     case CollectiveKind::kAllReduce:
-      for (uint32_t p = 0; p < 2 * (n - 1); ++p) plan.phases.push_back(ring_phase(n, chunk));
+      plan.phase = ring_phase(n, chunk);
+      plan.phases = 2 * (n - 1);
       break;
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllGather:
-      for (uint32_t p = 0; p < n - 1; ++p) plan.phases.push_back(ring_phase(n, chunk));
+      plan.phase = ring_phase(n, chunk);
+      plan.phases = n - 1;
       break;
     case CollectiveKind::kSend:
       break;
   }
   return plan;
+}
+
+uint64_t collective_transfers(CollectiveKind kind, uint64_t n) {
+  if (kind == CollectiveKind::kSend) return 1;
+  if (n < 2) return 0;
+  switch (kind) {
+    case CollectiveKind::kAllToAll: return n * (n - 1);
+    case CollectiveKind::kAllReduce: return n * 2 * (n - 1);
+    default: return n * (n - 1);
+  }
 }
 
 double busbw_factor(CollectiveKind kind, uint32_t n) {

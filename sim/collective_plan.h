@@ -1,5 +1,6 @@
-// How a collective becomes flows: a sequence of phases, each a set of point-to-point transfers
-// that run concurrently; a phase starts when the previous one has fully finished.
+// How a collective becomes flows: a sequence of identical phases, each a set of point-to-point
+// transfers that run concurrently; a phase starts when the previous one has fully finished. The
+// plan holds one phase and its count, so a ring over n GPUs costs n transfers of memory, not 2n^2.
 //
 // Algorithms (n ranks, per-GPU buffer S bytes, nccl-tests size conventions):
 //   all_to_all      1 phase: every rank sends S/n to every other rank.
@@ -25,10 +26,15 @@ struct Transfer {
 };
 
 struct CollectivePlan {
-  std::vector<std::vector<Transfer>> phases;
+  std::vector<Transfer> phase;  // the transfers of every phase
+  uint32_t phases = 0;
+  // Point-to-point transfers over the whole collective.
+  uint64_t transfers() const { return static_cast<uint64_t>(phase.size()) * phases; }
 };
 
 CollectivePlan plan_collective(CollectiveKind kind, uint32_t ranks, double bytes);
+// Transfers a collective over `ranks` makes, without building the plan (for input limits).
+uint64_t collective_transfers(CollectiveKind kind, uint64_t ranks);
 
 // Bus-bandwidth factor of nccl-tests: busbw = algbw * factor.
 double busbw_factor(CollectiveKind kind, uint32_t ranks);

@@ -14,9 +14,9 @@ class Engine {
   using Callback = EventQueue::Callback;
 
   Time now() const { return now_; }
-  // Schedules `cb` at absolute time t (t >= now()).
+  // Schedules `cb` at absolute time t (now() <= t <= 2^62 ps; beyond, std::overflow_error).
   EventId at(Time t, Callback cb);
-  // Schedules `cb` after delay d (d >= 0) from now().
+  // Schedules `cb` after delay d (0 <= d < 2^62 ps) from now().
   EventId after(Time d, Callback cb) { return at(now_ + d, std::move(cb)); }
   void cancel(EventId id) { queue_.cancel(id); }
   // Runs events in (time, insertion) order until none is left or stop() is called.

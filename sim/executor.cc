@@ -94,8 +94,10 @@ void Executor::on_compute_share(uint32_t op, int sms) {
   }
   double cap = 0;  // no SMs: the kernel waits for some
   if (sms > 0) {
+    // A kernel with no compute time is done as soon as it runs: at once over HBM, or within one
+    // picosecond for a path-less unit of work (a path-less flow needs a finite rate).
     if (t > Time()) cap = st.work / t.to_seconds();
-    else cap = st.on_hbm ? FlowNetwork::kUncapped.bytes_per_s() : 1.0;
+    else cap = st.on_hbm ? FlowNetwork::kUncapped.bytes_per_s() : st.work * 1e12;
   }
   const Bandwidth bw = Bandwidth::bytes_per_s(cap);
   if (st.flow.v != UINT32_MAX) {
@@ -132,11 +134,11 @@ void Executor::launch_comm(uint32_t op) {
 void Executor::start_phase(uint32_t c) {
   const Collective& col = graph_.collectives()[c];
   CollectiveState& cs = coll_[c];
-  if (cs.phase == cs.plan.phases.size()) {
+  if (cs.phase == cs.plan.phases) {
     finish_collective(c);
     return;
   }
-  const auto& transfers = cs.plan.phases[cs.phase];
+  const auto& transfers = cs.plan.phase;
   cs.outstanding = static_cast<uint32_t>(transfers.size());
   for (const Transfer& t : transfers) {
     const int src = col.gpus[t.src];

@@ -8,6 +8,7 @@
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 
 namespace cs::sim {
 
@@ -22,8 +23,11 @@ class Time {
   // Rounds up so that an event never fires early, except that a value within floating-point
   // noise of a whole picosecond (a few ulps, e.g. 1e10 + 2e-6) is that picosecond: the noise of
   // rate x time products must not add 1 ps to closed-form answers.
+  // Throws std::overflow_error beyond 2^62 ps (about 53 days, or NaN): such a duration means input
+  // far outside what a training step can take (a bandwidth of almost nothing), not a real answer.
   static Time from_seconds_ceil(double seconds) {
     const double v = seconds * 1e12;
+    if (!(v >= 0 && v < 4.6e18)) throw std::overflow_error("a duration outside the simulator's range (0 to 53 days)");
     const double nearest = std::nearbyint(v);
     const double noise = std::max(1e-6, 64 * std::numeric_limits<double>::epsilon() * std::fabs(v));
     if (std::fabs(v - nearest) <= noise) return Time(static_cast<int64_t>(nearest));

@@ -8,8 +8,8 @@
 //                     solver touches one group per event;
 //            global - every flow crosses one shared core link (one connected component): each
 //                     event re-solves all F flows, the worst case.
-//   fabric   building the 2048-GPU and 16,384-GPU multi-plane fabrics (Boost.Graph), their sim
-//            links, and one route per GPU.
+//   fabric   building the 2048-GPU and 16,384-GPU multi-plane fabrics and the 65,536-GPU
+//            three-layer fat-tree (Boost.Graph), their sim links, and one route per GPU.
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -65,14 +65,14 @@ void bench_flows(const std::string& kind, int flows, uint64_t measured) {
   const int groups = global ? 1 : (flows + 3) / 4;
   std::vector<LinkId> a, b;
   for (int g = 0; g < groups; ++g) {
-    a.push_back(net.add_link("a" + std::to_string(g), Bandwidth::gbytes_per_s(100), Time()));
-    b.push_back(net.add_link("b" + std::to_string(g), Bandwidth::gbytes_per_s(100), Time()));
+    a.push_back(net.add_link(std::string("a").append(std::to_string(g)), Bandwidth::gbytes_per_s(100), Time()));
+    b.push_back(net.add_link(std::string("b").append(std::to_string(g)), Bandwidth::gbytes_per_s(100), Time()));
   }
   // Global: every flow crosses the core link plus one of many edge links.
   std::vector<LinkId> edge;
   if (global)
     for (int i = 0; i < 1024; ++i)
-      edge.push_back(net.add_link("e" + std::to_string(i), Bandwidth::gbytes_per_s(1e4), Time()));
+      edge.push_back(net.add_link(std::string("e").append(std::to_string(i)), Bandwidth::gbytes_per_s(1e4), Time()));
   // Steady state: each completion starts a new flow, so `flows` stay in flight. The clock runs
   // over `measured` completions after the first allocation, then the engine stops (no drain).
   uint64_t done = 0;
@@ -109,11 +109,12 @@ void bench_flows(const std::string& kind, int flows, uint64_t measured) {
               static_cast<unsigned long long>(net.reallocations() - realloc0));
 }
 
-// Builds a multi-plane fabric of `nodes` HGX nodes, its sim links, and one route per GPU pair of a
-// shift permutation (every GPU to the GPU half the cluster away).
-void bench_fabric(int nodes) {
+// Builds a fabric of `nodes` HGX nodes, its sim links, and one route per GPU pair of a shift
+// permutation (every GPU to the GPU half the cluster away).
+void bench_fabric(int nodes, cs::hw::FabricKind kind = cs::hw::FabricKind::kMultiPlane) {
   const auto t0 = Clock::now();
   cs::hw::FabricSpec spec;
+  spec.kind = kind;
   spec.nodes = nodes;
   spec.nvlink_GBps = 200;
   spec.pcie_GBps = 64;
@@ -135,8 +136,9 @@ void bench_fabric(int nodes) {
   }
   const auto t3 = Clock::now();
   auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-  std::printf("fabric  multi-plane gpus=%-6d graph %7.1f ms  links %7.1f ms (%zu links)  %d routes %6.2f ms\n", gpus,
-              ms(t0, t1), ms(t1, t2), net.link_slots(), gpus, ms(t2, t3));
+  const bool three = kind == cs::hw::FabricKind::kThreeLayer;
+  std::printf("fabric  %-11s gpus=%-6d graph %7.1f ms  links %7.1f ms (%zu links)  %d routes %6.2f ms\n",
+              three ? "three-layer" : "multi-plane", gpus, ms(t0, t1), ms(t1, t2), net.link_slots(), gpus, ms(t2, t3));
   (void)hops;
 }
 
@@ -148,6 +150,7 @@ int main(int argc, char** argv) {
   const uint64_t n_events = quick ? 2'000'000 : 20'000'000;
   std::printf("# clustersim-bench%s (one core; wall-clock timings)\n", quick ? " --quick" : "");
   for (int nodes : {256, 2048}) bench_fabric(nodes);
+  bench_fabric(8192, cs::hw::FabricKind::kThreeLayer);
   for (int p : {1'000, 100'000}) bench_events(p, n_events);
   for (int f : {1'000, 10'000, 100'000, 1'000'000}) bench_flows("local", f, quick ? 20'000 : 200'000);
   // A global event re-solves all F flows: fewer events at the large sizes keep the run short.

@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -498,6 +501,203 @@ TEST_CASE("new --out and --trace files get the usual permissions (0666 & ~umask)
   REQUIRE(r.exit_code == 0);
   CHECK(file_mode(dir.file("result.txt")) == expected);
   CHECK(file_mode(dir.file("t.json")) == expected);
+}
+
+// ---------------------------------------------------------------- special output targets
+
+namespace {
+
+// The file type of `path` itself (a link is not followed): S_IFREG, S_IFLNK, S_IFIFO, ...
+unsigned file_type(const std::string& path) {
+  struct stat st {};
+  REQUIRE(lstat(path.c_str(), &st) == 0);
+  return st.st_mode & S_IFMT;
+}
+
+// Everything waiting in a non-blocking read end.
+std::string drain(int fd) {
+  std::string data;
+  char buf[4096];
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) data.append(buf, static_cast<size_t>(n));
+  return data;
+}
+
+// A FIFO in `dir` with a reader already attached (so a writer's open does not block), or -1.
+int fifo_with_reader(const std::string& path) {
+  REQUIRE(mkfifo(path.c_str(), 0644) == 0);
+  return open(path.c_str(), O_RDONLY | O_NONBLOCK);
+}
+
+std::string console_result() {
+  const RunOutput plain = run_clustersim({"run", scenario()});
+  REQUIRE(plain.exit_code == 0);
+  return plain.out;
+}
+
+}  // namespace
+
+TEST_CASE("an --out through a chain of symbolic links keeps the links and replaces their target",
+          "[cli][atomic][special]") {
+  TempDir dir;
+  write_file(dir.file("real.txt"), kExisting);
+  std::filesystem::create_symlink("real.txt", dir.file("link"));
+  std::filesystem::create_symlink(dir.file("link"), dir.file("link2"));  // absolute, to the relative one
+  write_file(dir.file("trace.json"), kExisting);
+  std::filesystem::create_symlink("trace.json", dir.file("trace-link"));
+  const RunOutput r =
+      run_clustersim({"run", scenario(), "--out", dir.file("link2"), "--trace", dir.file("trace-link")});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(file_type(dir.file("link")) == S_IFLNK);
+  CHECK(file_type(dir.file("link2")) == S_IFLNK);
+  CHECK(file_type(dir.file("trace-link")) == S_IFLNK);
+  CHECK(std::filesystem::read_symlink(dir.file("link")) == "real.txt");
+  CHECK(std::filesystem::read_symlink(dir.file("link2")) == dir.file("link"));
+  CHECK_FILE_HOLDS(dir.file("real.txt"), console_result());
+  CHECK_NOTHROW(json::parse(read_file(dir.file("trace.json"))));
+  CHECK(sorted_entries(dir) == std::vector<std::string>{"link", "link2", "real.txt", "trace-link", "trace.json"});
+}
+
+TEST_CASE("an --out through a dangling symbolic link creates the file it names", "[cli][atomic][special]") {
+  TempDir dir;
+  std::filesystem::create_symlink("new.txt", dir.file("link"));
+  const RunOutput r = run_clustersim({"run", scenario(), "--out", dir.file("link")});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(file_type(dir.file("link")) == S_IFLNK);
+  CHECK(file_type(dir.file("new.txt")) == S_IFREG);
+  CHECK_FILE_HOLDS(dir.file("new.txt"), console_result());
+  CHECK(sorted_entries(dir) == std::vector<std::string>{"link", "new.txt"});
+}
+
+TEST_CASE("an --out to a FIFO writes the result into it and leaves the FIFO", "[cli][atomic][special]") {
+  TempDir dir;
+  const std::string fifo = dir.file("fifo");
+  const int reader = fifo_with_reader(fifo);
+  REQUIRE(reader >= 0);
+  const RunOutput r = run_clustersim({"run", scenario(), "--out", fifo});
+  const std::string got = drain(reader);
+  close(reader);
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.empty());
+  CHECK(file_type(fifo) == S_IFIFO);
+  CHECK(got == console_result());
+  CHECK(sorted_entries(dir) == std::vector<std::string>{"fifo"});
+}
+
+TEST_CASE("an --out or --trace to a character device (a null device) exits 0 and leaves the device",
+          "[cli][atomic][special]") {
+  TempDir dir;
+  const std::string null = dir.file("null");
+  REQUIRE(mknod(null.c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);  // as /dev/null (tests run as root)
+  for (const std::string flag : {"--out", "--trace"}) {
+    INFO(flag);
+    const RunOutput r = run_clustersim({"run", scenario(), flag, null});
+    INFO(r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(file_type(null) == S_IFCHR);
+    struct stat st {};
+    REQUIRE(stat(null.c_str(), &st) == 0);
+    CHECK(st.st_rdev == makedev(1, 3));
+    CHECK(sorted_entries(dir) == std::vector<std::string>{"null"});
+  }
+}
+
+TEST_CASE("an --out naming standard output through /proc/self/fd/1 (as /dev/stdout) writes it there",
+          "[cli][atomic][special]") {
+  // A link of our own to /proc/self/fd/1 stands for /dev/stdout, so that a broken build replaces
+  // nothing outside the test folder.
+  TempDir dir;
+  std::filesystem::create_symlink("/proc/self/fd/1", dir.file("stdout"));
+  const std::string expected = console_result();
+  // Standard output a regular file (the test harness), then a pipe.
+  const RunOutput r = run_clustersim({"run", scenario(), "--out", dir.file("stdout")});
+  INFO(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out == expected);
+  const int reader = fifo_with_reader(dir.file("pipe"));
+  REQUIRE(reader >= 0);
+  const int code = run_with_stdout({"run", scenario(), "--out", dir.file("stdout")}, dir.file("pipe"));
+  const std::string got = drain(reader);
+  close(reader);
+  CHECK(code == 0);
+  CHECK(got == expected);
+  CHECK(file_type(dir.file("stdout")) == S_IFLNK);
+  CHECK(sorted_entries(dir) == std::vector<std::string>{"pipe", "stdout"});
+}
+
+TEST_CASE("an --out to a socket exits 2 and leaves the socket", "[cli][atomic][special]") {
+  TempDir dir;
+  const std::string path = dir.file("sock");
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  REQUIRE(path.size() < sizeof addr.sun_path);
+  std::copy(path.begin(), path.end(), addr.sun_path);
+  REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const RunOutput r = run_clustersim({"run", scenario(), "--out", path});
+  close(fd);
+  CHECK(r.exit_code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind(path + ": cannot write", 0) == 0);
+  CHECK(file_type(path) == S_IFSOCK);
+  CHECK(sorted_entries(dir) == std::vector<std::string>{"sock"});
+}
+
+TEST_CASE("--out and --trace naming the same file exit 2 and write nothing", "[cli][atomic]") {
+  TempDir dir;
+  const std::string out = dir.file("result.json");
+  write_file(out, kExisting);
+  std::filesystem::create_symlink("result.json", dir.file("link"));
+  const std::vector<std::string> same = {out, dir.path() + "/./result.json", dir.file("link")};
+  for (const std::string& trace : same) {
+    INFO(trace);
+    const RunOutput r = run_clustersim({"run", scenario(), "--out", out, "--trace", trace});
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == out + ": --out and --trace name the same file\n");
+    CHECK_FILE_HOLDS(out, kExisting);
+    CHECK(sorted_entries(dir) == std::vector<std::string>{"link", "result.json"});
+  }
+  // A new file too: nothing is created.
+  const RunOutput r =
+      run_clustersim({"run", scenario(), "--out", dir.file("new.json"), "--trace", dir.path() + "//new.json"});
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.err, "--out and --trace name the same file"));
+  CHECK(sorted_entries(dir) == std::vector<std::string>{"link", "result.json"});
+}
+
+// ---------------------------------------------------------------- line ends
+
+TEST_CASE("a scenario with CRLF line ends runs like its LF twin, with or without a final line end",
+          "[cli][crlf]") {
+  TempDir dir;
+  const std::string lf = read_file(scenario());
+  REQUIRE(lf.back() == '\n');
+  std::string crlf;
+  for (char c : lf) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"lf.yaml", lf},
+      {"crlf.yaml", crlf},
+      {"crlf-no-final.yaml", crlf.substr(0, crlf.size() - 2)},
+      {"crlf-cut.yaml", crlf.substr(0, crlf.size() - 1)}};  // the final "\n" cut, its '\r' left
+  std::string reference;
+  for (const auto& [name, text] : files) {
+    INFO(name);
+    const std::string path = dir.file(name);
+    write_file(path, text);
+    const RunOutput r = run_clustersim({"run", path, "--format", "json"});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::string result = r.out;
+    const size_t at = result.find(path);
+    REQUIRE(at != std::string::npos);  // the result names its scenario file
+    result.replace(at, path.size(), "SCENARIO");
+    if (reference.empty()) reference = result;
+    CHECK((result == reference));
+  }
 }
 
 // ---------------------------------------------------------------- trace

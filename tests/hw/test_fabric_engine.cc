@@ -18,10 +18,10 @@ struct A2A {
 
 // One all-to-all of `bytes` per GPU over every GPU of the fabric, on a 32-SM comm partition
 // (32 x 7.65 = 245 GB/s of copy rate: above NVLink's 200, so the fabric is what binds).
-A2A all_to_all(int nodes, int radix, int over, double bytes) {
+A2A all_to_all(int nodes, int radix, int over, double bytes, FabricKind kind = FabricKind::kMultiPlane) {
   const GpuSpec& h800 = *find_gpu("h800");
   FabricSpec s;
-  s.kind = FabricKind::kMultiPlane;
+  s.kind = kind;
   s.nodes = nodes;
   s.switch_radix = radix;
   s.oversubscription = over;
@@ -82,4 +82,25 @@ TEST_CASE("a 1:2 and a 1:4 oversubscribed fabric slow the all-to-all as their up
   // With 1:4 its single 50 GB/s uplink carries them all: that sets the time.
   const double cross = 4.0 * 32 * S / 64;
   CHECK(t4 == Approx(cross / 50e9).epsilon(0.02));
+}
+
+TEST_CASE("a 1:2 and a 1:4 oversubscribed three-layer fabric slow the all-to-all as their leaf uplinks say",
+          "[fabric][engine]") {
+  // Radix 8, 16 nodes: 4 nodes per leaf, 8 pods of 4 leaves, cores above. With PXN at the
+  // destination every flow stays on its rail. A leaf's 4 NICs send to 12 nodes beyond it (8 GPUs
+  // each, S/128 per pair) and to 3 nodes on it: 384 crossing flows, 3S bytes, through U = 4, 2 or 1
+  // uplinks of 50 GB/s; the aggs are not oversubscribed.
+  const double S = 32.0 * (1 << 20);
+  const A2A a1 = all_to_all(16, 8, 1, S, FabricKind::kThreeLayer);
+  const double t2 = all_to_all(16, 8, 2, S, FabricKind::kThreeLayer).seconds;
+  const double t4 = all_to_all(16, 8, 4, S, FabricKind::kThreeLayer).seconds;
+  // Full: NIC-bound (120 flows of S/128 per NIC at 50 GB/s), the 200 GB/s of uplinks not binding.
+  const double per_gpu_GBps = a1.ib_bytes_per_gpu / a1.seconds * 1e-9;
+  INFO("full three-layer: " << per_gpu_GBps << " GB/s of InfiniBand traffic per GPU");
+  CHECK(per_gpu_GBps <= 50.0);
+  CHECK(per_gpu_GBps > 45.0);
+  CHECK(t2 > a1.seconds);
+  CHECK(t4 > t2);
+  CHECK(t2 == Approx(3 * S / 100e9).epsilon(0.02));
+  CHECK(t4 == Approx(3 * S / 50e9).epsilon(0.02));
 }

@@ -45,3 +45,39 @@ TEST_CASE("the same opposite order runs when the partition holds both kernels", 
   const auto r = run_scenario(load_scenario_text(opposite_order(2), "ok.yaml"));
   CHECK(r.makespan.ps_count() > 0);
 }
+
+TEST_CASE("a transfer that would take longer than the simulator's range is a user error", "[run]") {
+  const char* text = R"(schema_version: 1
+name: glacial
+cluster: {gpu: h800, gpus: 2, sm_partitions: {comm: 20}, fabric: {kind: switch, link_bw_GBps: 1e-8}}
+workload:
+  kind: ops
+  streams:
+    - {name: s, gpus: [0], partition: comm, ops: [{send: {to: 1, size_MiB: 1024}}]}
+)";
+  try {
+    run_scenario(load_scenario_text(text, "glacial.yaml"));
+    FAIL("no error");
+  } catch (const cs::hw::UserError& e) {
+    CHECK(e.file() == "glacial.yaml");
+    CHECK_THAT(e.message(), Catch::Contains("outside the simulator's range"));
+  }
+}
+
+TEST_CASE("collectives that would make too many transfers are refused when loading", "[run]") {
+  const char* text = R"(schema_version: 1
+name: huge
+cluster: {gpu: h800, gpus: 65536, sm_partitions: {comm: 20}}
+workload:
+  kind: ops
+  streams:
+    - {name: s, gpus: all, partition: comm, ops: [{all_to_all: {size_MiB: 1}}]}
+)";
+  try {
+    load_scenario_text(text, "huge.yaml");
+    FAIL("no error");
+  } catch (const cs::hw::UserError& e) {
+    CHECK(e.line() == 7);
+    CHECK_THAT(e.message(), Catch::Contains("point-to-point transfers"));
+  }
+}

@@ -1,7 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/engine.h"
@@ -114,4 +116,12 @@ TEST_CASE("the 4-ary heap pops a random schedule in sorted (time, sequence) orde
     CHECK(popped[i] == expect[i].seq);
     CHECK(times[i] == expect[i].t);
   }
+}
+
+TEST_CASE("durations beyond the simulator's range throw instead of wrapping around") {
+  CHECK_THROWS_AS(Time::from_seconds_ceil(1e10), std::overflow_error);
+  CHECK_THROWS_AS(Time::from_seconds_ceil(std::nan("")), std::overflow_error);
+  CHECK(Time::from_seconds_ceil(1e6).ps_count() == 1'000'000'000'000'000'000);  // 11.6 days is fine
+  Engine e;
+  CHECK_THROWS_AS(e.at(Time::ps(int64_t{1} << 62) + Time::ps(1), [] {}), std::overflow_error);
 }
