@@ -1,29 +1,13 @@
 #include "hw/catalog.h"
 
-#include <algorithm>
-#include <stdexcept>
 
-#include "hw/catalog_figure.h"
-#include "hw/embedded_catalog.h"
+#include "hw/catalog_parse.h"
 #include "hw/gpu_catalog.h"
 #include "hw/yaml_reader.h"
 
 namespace cs::hw {
 
 namespace {
-
-template <typename T, typename Parse>
-std::vector<T> load(const char* folder, Parse parse) {
-  std::vector<T> out;
-  try {
-    for (const EmbeddedFile& f : embedded_catalog_files())
-      if (f.path.rfind(folder, 0) == 0) out.push_back(parse(parse_yaml(f.text, std::string(f.path))));
-  } catch (const UserError& e) {
-    throw std::logic_error(std::string("built-in hardware catalog is malformed: ") + e.what());
-  }
-  std::sort(out.begin(), out.end(), [](const T& a, const T& b) { return a.name < b.name; });
-  return out;
-}
 
 template <typename T>
 const T* find_in(const std::vector<T>& v, const std::string& name) {
@@ -42,7 +26,7 @@ std::vector<std::string> names_of(const std::vector<T>& v) {
 }  // namespace
 
 const std::vector<NicSpec>& nic_catalog() {
-  static const auto v = load<NicSpec>("hw/nics/", [](const YamlNode& root) {
+  static const auto v = load_catalog_folder<NicSpec>("hw/nics/", [](const YamlNode& root) {
     const YamlMap m(root, {"name", "model", "bw_GBps_per_direction"});
     NicSpec n;
     n.name = m.required("name").as_string();
@@ -54,7 +38,7 @@ const std::vector<NicSpec>& nic_catalog() {
 }
 
 const std::vector<SwitchSpec>& switch_catalog() {
-  static const auto v = load<SwitchSpec>("hw/switches/", [](const YamlNode& root) {
+  static const auto v = load_catalog_folder<SwitchSpec>("hw/switches/", [](const YamlNode& root) {
     const YamlMap m(root, {"name", "model", "ports", "port_bw_GBps_per_direction", "hop_lat_ns", "base_lat_ns"});
     SwitchSpec s;
     s.name = m.required("name").as_string();
@@ -69,7 +53,7 @@ const std::vector<SwitchSpec>& switch_catalog() {
 }
 
 const std::vector<NodeSpec>& node_catalog() {
-  static const auto v = load<NodeSpec>("hw/nodes/", [](const YamlNode& root) {
+  static const auto v = load_catalog_folder<NodeSpec>("hw/nodes/", [](const YamlNode& root) {
     const YamlMap m(root, {"name", "model", "gpus", "nvswitch_chips", "nics", "pcie_bw_GBps_per_direction"});
     NodeSpec n;
     n.name = m.required("name").as_string();
@@ -84,7 +68,7 @@ const std::vector<NodeSpec>& node_catalog() {
 }
 
 const std::vector<PresetSpec>& preset_catalog() {
-  static const auto v = load<PresetSpec>("hw/presets/", [](const YamlNode& root) {
+  static const auto v = load_catalog_folder<PresetSpec>("hw/presets/", [](const YamlNode& root) {
     const YamlMap m(root, {"name", "description", "source", "gpu", "node", "nodes", "nic", "switch", "fabric"});
     PresetSpec p;
     p.name = m.required("name").as_string();

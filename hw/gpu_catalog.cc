@@ -3,8 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "hw/catalog_figure.h"
-#include "hw/embedded_catalog.h"
+#include "hw/catalog_parse.h"
 #include "hw/yaml_reader.h"
 
 namespace cs::hw {
@@ -16,8 +15,7 @@ const std::vector<std::string> kFigures = {
     "fp32_tflops", "fp64_tflops", "hbm_gb", "hbm_bw_GBps", "l2_mb",
     "nvlink_bw_GBps_per_direction", "nvlink_lat_ns"};
 
-GpuSpec parse_gpu(const EmbeddedFile& file) {
-  const YamlNode root = parse_yaml(file.text, std::string(file.path));
+GpuSpec parse_gpu(const YamlNode& root) {
   std::vector<std::string> allowed = {"name", "model"};
   allowed.insert(allowed.end(), kFigures.begin(), kFigures.end());
   const YamlMap m(root, allowed);
@@ -42,17 +40,7 @@ GpuSpec parse_gpu(const EmbeddedFile& file) {
 }  // namespace
 
 const std::vector<GpuSpec>& gpu_catalog() {
-  static const std::vector<GpuSpec> catalog = [] {
-    std::vector<GpuSpec> out;
-    try {
-      for (const EmbeddedFile& f : embedded_catalog_files())
-        if (f.path.rfind("hw/gpus/", 0) == 0) out.push_back(parse_gpu(f));
-    } catch (const UserError& e) {
-      throw std::logic_error(std::string("built-in GPU catalog is malformed: ") + e.what());
-    }
-    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-    return out;
-  }();
+  static const auto catalog = load_catalog_folder<GpuSpec>("hw/gpus/", parse_gpu);
   return catalog;
 }
 
