@@ -1,0 +1,615 @@
+// cs_all_to_all: intranode all-to-all between all visible GPUs, driven by one process with peer
+// access. Ours: on each GPU a kernel of k CTAs (one per SM) writes its per-peer chunks directly
+// into the peers' receive buffers over NVLink (16-byte vector stores), then each CTA fences and
+// bumps an arrival counter in every receiver; a receiver's kernel ends only when all n*k arrivals
+// for this launch are in. Launches are aligned by a flag barrier across the GPUs at kernel start,
+// so back-to-back launches behave like back-to-back collectives. NCCL (when built with nccl.h):
+// grouped ncclSend/ncclRecv, one communicator set per CTA limit k (ncclConfig_t minCTAs =
+// maxCTAs = k, ncclCommInitRankConfig per rank inside one ncclGroupStart/End).
+//
+// Payloads: FP8 dispatch (bytes, tokens x 7168 x top-k routed copies) and BF16 combine (16-bit
+// elements, tokens x 7168 x 2 bytes), balanced routing: each GPU sends size/n bytes to every GPU
+// (itself included, as nccl-tests does). Every (impl, mode, k, size) is checked before it is timed:
+// the receive buffers are poisoned, one all-to-all runs, and every word is compared with the
+// pattern the sender wrote (exit 3 on a mismatch, nothing on stdout).
+//
+// Timing: CUDA events on each GPU around `iters` back-to-back all-to-alls; the time of one is the
+// slowest GPU's elapsed / iters. algbw = size / time, busbw = algbw * (n-1)/n (nccl-tests).
+//
+// Exit codes: 0 done; 1 error; 2 fewer than 2 usable GPUs or no driver; 3 a payload mismatch.
+#include <cuda_runtime.h>
+#ifdef CS_HAVE_NCCL
+#include <nccl.h>
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "common/check.h"
+#include "common/json_writer.h"
+#include "common/provenance.h"
+
+namespace {
+
+using cs::kernels::JsonWriter;
+
+constexpr int kSchemaVersion = 1;
+constexpr const char* kProgram = "cs_all_to_all";
+constexpr int kThreads = 512;
+constexpr int kHidden = 7168;
+constexpr int kTopK = 8;
+constexpr int kMaxGpus = 8;
+
+#ifdef CS_HAVE_NCCL
+#define CS_NCCL_CHECK(expr)                                                                        \
+  do {                                                                                             \
+    const ncclResult_t cs_nccl_r_ = (expr);                                                        \
+    if (cs_nccl_r_ != ncclSuccess) {                                                               \
+      throw std::runtime_error(std::string(#expr) + " failed: " + ncclGetErrorString(cs_nccl_r_)); \
+    }                                                                                              \
+  } while (0)
+#endif
+
+enum class Mode { kDispatchFp8, kCombineBf16 };
+const char* mode_name(Mode m) { return m == Mode::kDispatchFp8 ? "dispatch_fp8" : "combine_bf16"; }
+int elem_bytes(Mode m) { return m == Mode::kDispatchFp8 ? 1 : 2; }
+
+struct Peers {
+  uint4* recv[kMaxGpus];                   // each GPU's receive buffer (peer pointers)
+  unsigned long long* barrier[kMaxGpus];   // each GPU's barrier slots, one per source GPU
+  unsigned long long* arrive[kMaxGpus];    // each GPU's arrival counter
+};
+
+__device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// One all-to-all from GPU `self`: send holds n chunks of chunk16 uint4s, chunk p for GPU p, which
+// lands at recv[p] + self * chunk16. epoch counts launches from 1 (same on every GPU); want is the
+// arrival count a receiver has seen once this launch is complete (sum of n * k over launches).
+__global__ void __launch_bounds__(kThreads) a2a_kernel(const uint4* __restrict__ send, Peers peers, int n, int self,
+                                                       unsigned long long chunk16, unsigned long long epoch,
+                                                       unsigned long long want) {
+  // Barrier: every GPU has started this launch (so no GPU runs ahead into a receiver that is
+  // still in the previous one, and the timing covers aligned collectives).
+  if (threadIdx.x == 0) {
+    if (blockIdx.x == 0) {
+      for (int p = 0; p < n; ++p) {
+        unsigned long long* slot = peers.barrier[p] + self;
+        asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(slot), "l"(epoch) : "memory");
+      }
+    }
+    for (int p = 0; p < n; ++p) {
+      while (ld_acquire_sys(peers.barrier[self] + p) < epoch) {
+      }
+    }
+  }
+  __syncthreads();
+
+  const unsigned long long per_cta = (chunk16 + gridDim.x - 1) / gridDim.x;
+  const unsigned long long begin = per_cta * blockIdx.x;
+  const unsigned long long end = begin + per_cta < chunk16 ? begin + per_cta : chunk16;
+  for (int i = 0; i < n; ++i) {
+    const int p = (self + 1 + i) % n;  // the local copy last, peers in rotated order
+    const uint4* src = send + static_cast<unsigned long long>(p) * chunk16;
+    uint4* dst = peers.recv[p] + static_cast<unsigned long long>(self) * chunk16;
+    unsigned long long j = begin + threadIdx.x;
+    for (; j + 3 * kThreads < end; j += 4 * kThreads) {
+      const uint4 a = src[j], b = src[j + kThreads], c = src[j + 2 * kThreads], d = src[j + 3 * kThreads];
+      dst[j] = a;
+      dst[j + kThreads] = b;
+      dst[j + 2 * kThreads] = c;
+      dst[j + 3 * kThreads] = d;
+    }
+    for (; j < end; j += kThreads) dst[j] = src[j];
+  }
+
+  // Completion: each CTA publishes its stores, then counts itself in at every receiver.
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    for (int p = 0; p < n; ++p) atomicAdd(peers.arrive[p], 1ull);
+    if (blockIdx.x == 0) {
+      while (ld_acquire_sys(peers.arrive[self]) < want) {
+      }
+    }
+  }
+}
+
+// The pattern: 32-bit word w of the chunk that GPU src sends to GPU dst, for a payload seed.
+__host__ __device__ __forceinline__ uint32_t pattern(uint32_t seed, int src, int dst, unsigned long long w) {
+  uint32_t x = static_cast<uint32_t>(w) * 0x9E3779B1u ^ static_cast<uint32_t>(w >> 32) * 0x85EBCA77u;
+  x ^= seed + 0x27d4eb2fu * static_cast<uint32_t>(src * kMaxGpus + dst + 1);
+  x ^= x >> 15;
+  x *= 0x2c1b3c6du;
+  x ^= x >> 12;
+  return x;
+}
+
+__global__ void fill_send(uint32_t* send, int n, int self, unsigned long long chunk_words, uint32_t seed) {
+  const unsigned long long total = chunk_words * n;
+  for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < total; i += 1ull * gridDim.x * blockDim.x) {
+    send[i] = pattern(seed, self, static_cast<int>(i / chunk_words), i % chunk_words);
+  }
+}
+
+__global__ void check_recv(const uint32_t* recv, int n, int self, unsigned long long chunk_words, uint32_t seed,
+                           unsigned long long* bad, unsigned long long* first_bad) {
+  const unsigned long long total = chunk_words * n;
+  for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < total; i += 1ull * gridDim.x * blockDim.x) {
+    if (recv[i] != pattern(seed, static_cast<int>(i / chunk_words), self, i % chunk_words)) {
+      atomicAdd(bad, 1ull);
+      atomicMin(first_bad, i);
+    }
+  }
+}
+
+struct Options {
+  std::string json_path;
+  std::vector<int> ks = {2, 4, 8, 12, 16, 20, 24, 32, 48};
+  std::vector<Mode> modes = {Mode::kDispatchFp8, Mode::kCombineBf16};
+  unsigned long long min_bytes = 1ull << 20, max_bytes = 1ull << 30;
+  int size_factor = 2;
+  bool ours = true, nccl = true, compact = false;
+  int warmup = 3;
+  double target_ms = 40.0;  // timed work per case, split into iters (3..200)
+};
+
+struct Record {
+  std::string impl;
+  Mode mode;
+  int k;
+  unsigned long long bytes;
+  int iters;
+  double time_us;
+  std::vector<double> gpu_us;
+  double algbw, busbw;
+};
+
+bool parse_int(const std::string& s, long lo, long hi, long& out) {
+  char* end = nullptr;
+  const long v = std::strtol(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t c = s.find(',', start);
+    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
+    if (c == std::string::npos) return out;
+    start = c + 1;
+  }
+}
+
+void print_usage() {
+  std::printf(
+      "usage: %s [options]\n"
+      "All-to-all between all visible GPUs (one process, peer access): our NVLink kernels on k CTAs and,\n"
+      "when built with NCCL, grouped ncclSend/ncclRecv limited to k CTAs. Payloads are checked first.\n"
+      "  --json PATH       also write JSON (schema_version %d)\n"
+      "  --ks LIST         CTA counts, default 2,4,8,12,16,20,24,32,48\n"
+      "  --modes LIST      dispatch_fp8,combine_bf16 (default both)\n"
+      "  --min-mib N --max-mib N   bytes per GPU, default 1 .. 1024\n"
+      "  --factor N        size step, 2 (default) or 4\n"
+      "  --impl LIST       ours,nccl (default both; nccl only where built with it)\n"
+      "  --warmup N        untimed runs (default 3)\n"
+      "  --target-ms X     timed work per case (default 40)\n"
+      "  --compact         JSON on one line\n",
+      kProgram, kSchemaVersion);
+}
+
+std::string parse_args(int argc, char** argv, Options& o, bool& help) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") { help = true; return ""; }
+    if (a == "--compact") { o.compact = true; continue; }
+    if (i + 1 >= argc) return "'" + a + "' needs a value";
+    const std::string v = argv[++i];
+    long x = 0;
+    if (a == "--json") {
+      o.json_path = v;
+    } else if (a == "--ks") {
+      o.ks.clear();
+      for (const auto& t : split_commas(v)) {
+        if (!parse_int(t, 1, 1024, x)) return "bad k '" + t + "'";
+        o.ks.push_back(static_cast<int>(x));
+      }
+    } else if (a == "--modes") {
+      o.modes.clear();
+      for (const auto& t : split_commas(v)) {
+        if (t == "dispatch_fp8") o.modes.push_back(Mode::kDispatchFp8);
+        else if (t == "combine_bf16") o.modes.push_back(Mode::kCombineBf16);
+        else return "unknown mode '" + t + "'";
+      }
+    } else if (a == "--min-mib" || a == "--max-mib") {
+      if (!parse_int(v, 1, 65536, x)) return "bad " + a + " '" + v + "'";
+      (a == "--min-mib" ? o.min_bytes : o.max_bytes) = static_cast<unsigned long long>(x) << 20;
+    } else if (a == "--factor") {
+      if (!parse_int(v, 2, 4, x) || x == 3) return "--factor wants 2 or 4";
+      o.size_factor = static_cast<int>(x);
+    } else if (a == "--impl") {
+      o.ours = o.nccl = false;
+      for (const auto& t : split_commas(v)) {
+        if (t == "ours") o.ours = true;
+        else if (t == "nccl") o.nccl = true;
+        else return "unknown impl '" + t + "'";
+      }
+    } else if (a == "--warmup") {
+      if (!parse_int(v, 0, 1000, x)) return "bad --warmup";
+      o.warmup = static_cast<int>(x);
+    } else if (a == "--target-ms") {
+      o.target_ms = std::strtod(v.c_str(), nullptr);
+      if (!(o.target_ms > 0)) return "bad --target-ms";
+    } else {
+      return "unknown argument '" + a + "'";
+    }
+  }
+  if (o.min_bytes > o.max_bytes) return "--min-mib is above --max-mib";
+  return "";
+}
+
+bool write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
+struct Gpu {
+  int dev = 0;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  void* send = nullptr;
+  void* recv = nullptr;
+  unsigned long long* flags = nullptr;  // kMaxGpus barrier slots, then the arrival counter
+  unsigned long long* bad = nullptr;    // [0] count, [1] first bad word
+};
+
+class Bench {
+ public:
+  Bench(int n, unsigned long long max_bytes) : g_(n) {
+    for (int d = 0; d < n; ++d) {
+      Gpu& g = g_[d];
+      g.dev = d;
+      CS_CUDA_CHECK(cudaSetDevice(d));
+      for (int p = 0; p < n; ++p) {
+        if (p == d) continue;
+        int can = 0;
+        CS_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, p));
+        if (!can) throw std::runtime_error("GPU " + std::to_string(d) + " cannot access GPU " + std::to_string(p));
+        const cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
+        if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
+        else CS_CUDA_CHECK(e);
+      }
+      CS_CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
+      CS_CUDA_CHECK(cudaEventCreate(&g.start));
+      CS_CUDA_CHECK(cudaEventCreate(&g.stop));
+      CS_CUDA_CHECK(cudaMalloc(&g.send, max_bytes));
+      CS_CUDA_CHECK(cudaMalloc(&g.recv, max_bytes));
+      CS_CUDA_CHECK(cudaMalloc(&g.flags, (kMaxGpus + 1) * sizeof(unsigned long long)));
+      CS_CUDA_CHECK(cudaMemset(g.flags, 0, (kMaxGpus + 1) * sizeof(unsigned long long)));
+      CS_CUDA_CHECK(cudaMalloc(&g.bad, 2 * sizeof(unsigned long long)));
+    }
+    for (int d = 0; d < n; ++d) {
+      peers_.recv[d] = static_cast<uint4*>(g_[d].recv);
+      peers_.barrier[d] = g_[d].flags;
+      peers_.arrive[d] = g_[d].flags + kMaxGpus;
+    }
+    sync_all();
+  }
+  ~Bench() {
+    for (auto& g : g_) {
+      cudaSetDevice(g.dev);
+      cudaFree(g.send);
+      cudaFree(g.recv);
+      cudaFree(g.flags);
+      cudaFree(g.bad);
+      cudaEventDestroy(g.start);
+      cudaEventDestroy(g.stop);
+      cudaStreamDestroy(g.stream);
+    }
+  }
+  int n() const { return static_cast<int>(g_.size()); }
+
+  void sync_all() {
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+  }
+
+  void fill(unsigned long long bytes, uint32_t seed) {
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      fill_send<<<264, 512, 0, g.stream>>>(static_cast<uint32_t*>(g.send), n(), g.dev, bytes / n() / 4, seed);
+      CS_CUDA_CHECK(cudaGetLastError());
+    }
+    sync_all();
+  }
+
+  void poison(unsigned long long bytes) {
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaMemsetAsync(g.recv, 0xA5, bytes, g.stream));
+    }
+    sync_all();
+  }
+
+  // Returns an empty string when every GPU received what every sender wrote.
+  std::string check(unsigned long long bytes, uint32_t seed) {
+    const unsigned long long init[2] = {0, ~0ull};
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaMemcpyAsync(g.bad, init, sizeof init, cudaMemcpyHostToDevice, g.stream));
+      check_recv<<<264, 512, 0, g.stream>>>(static_cast<const uint32_t*>(g.recv), n(), g.dev, bytes / n() / 4, seed,
+                                            g.bad, g.bad + 1);
+      CS_CUDA_CHECK(cudaGetLastError());
+    }
+    std::string why;
+    for (auto& g : g_) {
+      unsigned long long r[2];
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaMemcpyAsync(r, g.bad, sizeof r, cudaMemcpyDeviceToHost, g.stream));
+      CS_CUDA_CHECK(cudaStreamSynchronize(g.stream));
+      if (r[0] != 0) {
+        const unsigned long long cw = bytes / n() / 4;
+        why += "GPU " + std::to_string(g.dev) + ": " + std::to_string(r[0]) + " of " + std::to_string(cw * n()) +
+               " words wrong, first at word " + std::to_string(r[1]) + " (from GPU " + std::to_string(r[1] / cw) +
+               "); ";
+      }
+    }
+    return why;
+  }
+
+  void launch_ours(unsigned long long bytes, int k) {
+    ++epoch_;
+    arrivals_ += static_cast<unsigned long long>(n()) * k;
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      a2a_kernel<<<k, kThreads, 0, g.stream>>>(static_cast<const uint4*>(g.send), peers_, n(), g.dev,
+                                               bytes / n() / 16, epoch_, arrivals_);
+      CS_CUDA_CHECK(cudaGetLastError());
+    }
+  }
+
+#ifdef CS_HAVE_NCCL
+  void launch_nccl(unsigned long long bytes, const std::vector<ncclComm_t>& comms) {
+    const size_t chunk = bytes / n();
+    CS_NCCL_CHECK(ncclGroupStart());
+    for (auto& g : g_) {
+      for (int p = 0; p < n(); ++p) {
+        CS_NCCL_CHECK(ncclSend(static_cast<const char*>(g.send) + p * chunk, chunk, ncclUint8, p, comms[g.dev], g.stream));
+        CS_NCCL_CHECK(ncclRecv(static_cast<char*>(g.recv) + p * chunk, chunk, ncclUint8, p, comms[g.dev], g.stream));
+      }
+    }
+    CS_NCCL_CHECK(ncclGroupEnd());
+  }
+#endif
+
+  // Times `iters` launches; returns per-GPU microseconds per all-to-all.
+  template <class Launch>
+  std::vector<double> time(int warmup, int iters, Launch launch) {
+    for (int i = 0; i < warmup; ++i) launch();
+    sync_all();
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaEventRecord(g.start, g.stream));
+    }
+    for (int i = 0; i < iters; ++i) launch();
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaEventRecord(g.stop, g.stream));
+    }
+    std::vector<double> us;
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaEventSynchronize(g.stop));
+      float ms = 0;
+      CS_CUDA_CHECK(cudaEventElapsedTime(&ms, g.start, g.stop));
+      us.push_back(1e3 * ms / iters);
+    }
+    return us;
+  }
+
+ private:
+  std::vector<Gpu> g_;
+  Peers peers_{};
+  unsigned long long epoch_ = 0;
+  unsigned long long arrivals_ = 0;
+};
+
+std::string table_line(const Record& r, int n) {
+  char buf[256];
+  const unsigned long long count = r.bytes / elem_bytes(r.mode);
+  std::snprintf(buf, sizeof buf, "%6s %13s %3d %12llu %12llu %5s %10.1f %8.2f %8.2f", r.impl.c_str(), mode_name(r.mode),
+                r.k, r.bytes, count, r.mode == Mode::kDispatchFp8 ? "fp8" : "bf16", r.time_us, r.algbw, r.busbw);
+  (void)n;
+  return buf;
+}
+
+int run(int argc, char** argv) {
+  Options opt;
+  bool help = false;
+  const std::string err = parse_args(argc, argv, opt, help);
+  if (help) { print_usage(); return cs::kernels::kExitOk; }
+  if (!err.empty()) {
+    std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
+    return cs::kernels::kExitError;
+  }
+  const cs::kernels::GpuAvailability availability = cs::kernels::probe_gpus();
+  if (availability.count == 0) return cs::kernels::report_no_gpu(kProgram, availability);
+  if (availability.count < 2) {
+    std::fprintf(stderr, "%s: needs at least 2 GPUs, %d visible\n", kProgram, availability.count);
+    return cs::kernels::kExitNoGpu;
+  }
+  const int n = std::min(availability.count, kMaxGpus);
+  const cs::kernels::Provenance prov = cs::kernels::collect_provenance(argc, argv);
+#ifndef CS_HAVE_NCCL
+  if (opt.nccl) std::fprintf(stderr, "%s: built without NCCL: NCCL rows are left out\n", kProgram);
+  opt.nccl = false;
+#endif
+  // Sizes divisible into n chunks of whole 16-byte vectors.
+  std::vector<unsigned long long> sizes;
+  for (unsigned long long s = opt.min_bytes; s <= opt.max_bytes; s *= opt.size_factor) {
+    sizes.push_back(s / (16ull * n) * 16ull * n);
+  }
+  Bench bench(n, sizes.back());
+
+  std::vector<Record> records;
+  std::string nccl_version;
+  auto measure = [&](const std::string& impl, Mode mode, int k, unsigned long long bytes, auto launch) -> int {
+    const uint32_t seed = 0x1234u + 977u * static_cast<uint32_t>(mode == Mode::kCombineBf16) + static_cast<uint32_t>(bytes >> 20);
+    bench.fill(bytes, seed);
+    bench.poison(bytes);
+    launch();
+    bench.sync_all();
+    const std::string why = bench.check(bytes, seed);
+    if (!why.empty()) {
+      std::fprintf(stderr, "%s: check failed: %s %s k=%d size=%llu: %s\n", kProgram, impl.c_str(), mode_name(mode), k,
+                   bytes, why.c_str());
+      return cs::kernels::kExitCheckFailed;
+    }
+    // A first estimate from one run sizes the timed loop.
+    const std::vector<double> est = bench.time(0, 1, launch);
+    const double one = *std::max_element(est.begin(), est.end());
+    const int iters = std::clamp(static_cast<int>(opt.target_ms * 1e3 / std::max(one, 1.0)), 3, 200);
+    Record r{impl, mode, k, bytes, iters, 0, bench.time(opt.warmup, iters, launch), 0, 0};
+    r.time_us = *std::max_element(r.gpu_us.begin(), r.gpu_us.end());
+    r.algbw = static_cast<double>(bytes) / (r.time_us * 1e3);
+    r.busbw = r.algbw * (n - 1) / n;
+    std::fprintf(stderr, "  %s\n", table_line(r, n).c_str());
+    records.push_back(r);
+    return 0;
+  };
+
+  if (opt.ours) {
+    for (int k : opt.ks) {
+      for (Mode mode : opt.modes) {
+        for (unsigned long long bytes : sizes) {
+          const int rc = measure("ours", mode, k, bytes, [&] { bench.launch_ours(bytes, k); });
+          if (rc != 0) return rc;
+        }
+      }
+    }
+  }
+#ifdef CS_HAVE_NCCL
+  if (opt.nccl) {
+    int v = 0;
+    CS_NCCL_CHECK(ncclGetVersion(&v));
+    nccl_version = std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+    for (int k : opt.ks) {
+      ncclUniqueId id;
+      CS_NCCL_CHECK(ncclGetUniqueId(&id));
+      std::vector<ncclComm_t> comms(n);
+      CS_NCCL_CHECK(ncclGroupStart());
+      for (int d = 0; d < n; ++d) {
+        CS_CUDA_CHECK(cudaSetDevice(d));
+        ncclConfig_t cfg = NCCL_CONFIG_INITIALIZER;
+        cfg.minCTAs = k;
+        cfg.maxCTAs = k;
+        CS_NCCL_CHECK(ncclCommInitRankConfig(&comms[d], n, id, d, &cfg));
+      }
+      CS_NCCL_CHECK(ncclGroupEnd());
+      for (Mode mode : opt.modes) {
+        for (unsigned long long bytes : sizes) {
+          const int rc = measure("nccl", mode, k, bytes, [&] { bench.launch_nccl(bytes, comms); });
+          if (rc != 0) return rc;
+        }
+      }
+      bench.sync_all();
+      for (auto c : comms) CS_NCCL_CHECK(ncclCommDestroy(c));
+    }
+  }
+#endif
+
+  std::string out;
+  JsonWriter w(out, opt.compact ? 0 : 2);
+  w.begin_object();
+  w.field("schema_version", kSchemaVersion);
+  w.key("provenance");
+  cs::kernels::write_provenance(w, prov);
+  w.key("bench").begin_object();
+  w.field("gpus", n);
+  w.key("nccl_version");
+  if (nccl_version.empty()) w.null(); else w.value(nccl_version);
+  w.field("nccl_cta_limit", "ncclConfig_t minCTAs = maxCTAs = k, ncclCommInitRankConfig per rank in one group");
+  w.field("nccl_all_to_all", "grouped ncclSend/ncclRecv of size/n bytes (ncclUint8) to and from every rank, self included");
+  w.field("ours", "k CTAs x 512 threads per GPU, 16-byte loads from local send, 16-byte stores into peers' recv over NVLink; "
+                  "peers in rotated order, local copy last; flag barrier at start, per-CTA fence + arrival counter at every receiver, receiver's kernel ends when all arrived");
+  w.field("timing", "CUDA events per GPU around iters back-to-back all-to-alls; time = slowest GPU / iters");
+  w.field("routing", "balanced: size/n bytes to every GPU, self included");
+  w.field("hidden", kHidden);
+  w.field("topk", kTopK);
+  w.field("algbw", "size / time (GB/s = 1e9 B/s)");
+  w.field("busbw", "algbw * (n-1)/n");
+  w.field("check", "receive buffers poisoned, one all-to-all, every 32-bit word compared with the sender's pattern");
+  w.field("warmup", opt.warmup);
+  w.field("target_ms", opt.target_ms);
+  w.end_object();
+  w.key("records").begin_array();
+  for (const auto& r : records) {
+    const double row_bytes = static_cast<double>(kHidden) * elem_bytes(r.mode);
+    w.begin_object(true)
+        .field("impl", r.impl)
+        .field("mode", mode_name(r.mode))
+        .field("dtype", r.mode == Mode::kDispatchFp8 ? "fp8_e4m3" : "bf16")
+        .field("k", r.k)
+        .field("size_bytes", r.bytes)
+        .field("count", r.bytes / elem_bytes(r.mode))
+        .field("routed_rows", static_cast<double>(r.bytes) / row_bytes)
+        .field("tokens_equiv", r.mode == Mode::kDispatchFp8 ? static_cast<double>(r.bytes) / (row_bytes * kTopK)
+                                                             : static_cast<double>(r.bytes) / row_bytes)
+        .field("iters", r.iters)
+        .field("time_us", r.time_us)
+        .field("algbw_gbps", r.algbw)
+        .field("busbw_gbps", r.busbw)
+        .field("check_passed", true);
+    w.key("gpu_time_us").value(r.gpu_us);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out.push_back('\n');
+  if (!opt.json_path.empty() && !write_file_atomically(opt.json_path, out)) {
+    std::fprintf(stderr, "%s: cannot write %s\n", kProgram, opt.json_path.c_str());
+    return cs::kernels::kExitError;
+  }
+  std::string lines = "# " + std::to_string(n) + " GPUs; busbw = algbw * (n-1)/n" +
+                      (nccl_version.empty() ? std::string() : "; NCCL " + nccl_version) + "\n";
+  lines += "#  impl          mode   k   size(B)        count  type   time(us)  algbw    busbw\n";
+  for (const auto& r : records) lines += table_line(r, n) + "\n";
+  if (std::fwrite(lines.data(), 1, lines.size(), stdout) != lines.size() || std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "%s: cannot write to stdout\n", kProgram);
+    return cs::kernels::kExitError;
+  }
+  return cs::kernels::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const cs::kernels::CudaError& e) {
+    std::fprintf(stderr, "%s: CUDA error: %s\n", kProgram, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
+  }
+  return cs::kernels::kExitError;
+}
