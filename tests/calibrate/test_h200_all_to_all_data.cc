@@ -1,0 +1,66 @@
+// The all-to-all measurements committed under calibrate/data/h200/ (kernels/all_to_all.cu on the
+// 2 x H200 host: our NVLink kernels and NCCL at equal CTA counts). CI checks the data itself.
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "test_support.h"
+
+using nlohmann::json;
+
+namespace {
+json data() {
+  return json::parse(cs::test::read_file(cs::test::source_dir() + "/calibrate/data/h200/all_to_all.json"));
+}
+}  // namespace
+
+TEST_CASE("the H200 all-to-all data says where it came from", "[data]") {
+  const json d = data();
+  CHECK(d["schema_version"] == 1);
+  CHECK(!d["provenance"]["git_commit"].get<std::string>().empty());
+  CHECK(d["provenance"]["gpus"].size() == 2u);
+  CHECK(d["provenance"]["gpus"][0]["name"] == "NVIDIA H200");
+  CHECK(d["bench"]["gpus"] == 2);
+  CHECK(!d["bench"]["nccl_version"].get<std::string>().empty());
+}
+
+TEST_CASE("every all-to-all case passed its payload check and covers the issue's sweep", "[data]") {
+  const json d = data();
+  std::set<std::tuple<std::string, std::string, int, int64_t>> seen;
+  std::set<int> ks;
+  std::set<int64_t> sizes;
+  for (const json& r : d["records"]) {
+    INFO(r.dump());
+    CHECK(r["check_passed"] == true);
+    const auto key = std::make_tuple(r["impl"].get<std::string>(), r["mode"].get<std::string>(), r["k"].get<int>(),
+                                     r["size_bytes"].get<int64_t>());
+    CHECK(seen.insert(key).second);  // each case once
+    ks.insert(r["k"].get<int>());
+    sizes.insert(r["size_bytes"].get<int64_t>());
+    // algbw = size / time; with n = 2 GPUs busbw = algbw x (n-1)/n.
+    const double algbw = r["size_bytes"].get<double>() / (r["time_us"].get<double>() * 1e-6) * 1e-9;
+    CHECK(r["algbw_gbps"].get<double>() == Approx(algbw).epsilon(1e-6));
+    CHECK(r["busbw_gbps"].get<double>() == Approx(algbw / 2).epsilon(1e-6));
+    // Never above NVLink's 450 GB/s per direction between the two GPUs.
+    CHECK(r["busbw_gbps"].get<double>() <= 450.0);
+  }
+  CHECK(ks == std::set<int>{2, 4, 8, 12, 16, 20, 24, 32, 48});
+  CHECK(*sizes.begin() == int64_t{1} << 20);
+  CHECK(*sizes.rbegin() == int64_t{1} << 30);
+  CHECK(seen.size() == 2u * 2 * 9 * sizes.size());  // {ours, nccl} x {dispatch, combine} x k x sizes
+}
+
+TEST_CASE("our all-to-all's bandwidth grows with its SMs until NVLink stores saturate", "[data]") {
+  const json d = data();  // held: iterating data()["records"] would dangle
+  std::map<int, double> gib;  // busbw at 1 GiB by k
+  for (const json& r : d["records"])
+    if (r["impl"].get<std::string>() == "ours" && r["mode"].get<std::string>() == "dispatch_fp8" &&
+        r["size_bytes"].get<int64_t>() == (int64_t{1} << 30))
+      gib[r["k"].get<int>()] = r["busbw_gbps"].get<double>();
+  CHECK(gib.at(4) > 1.8 * gib.at(2));
+  CHECK(gib.at(8) > 1.8 * gib.at(4));
+  CHECK(gib.at(32) > gib.at(16));
+}
