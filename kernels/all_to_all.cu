@@ -259,18 +259,6 @@ std::string parse_args(int argc, char** argv, Options& o, bool& help) {
   return "";
 }
 
-bool write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return false;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 struct Gpu {
   int dev = 0;
   cudaStream_t stream = nullptr;
@@ -586,7 +574,7 @@ int run(int argc, char** argv) {
   w.end_array();
   w.end_object();
   out.push_back('\n');
-  if (!opt.json_path.empty() && !write_file_atomically(opt.json_path, out)) {
+  if (!opt.json_path.empty() && !cs::kernels::write_file_atomically(opt.json_path, out)) {
     std::fprintf(stderr, "%s: cannot write %s\n", kProgram, opt.json_path.c_str());
     return cs::kernels::kExitError;
   }
@@ -594,22 +582,12 @@ int run(int argc, char** argv) {
                       (nccl_version.empty() ? std::string() : "; NCCL " + nccl_version) + "\n";
   lines += "#  impl          mode   k   size(B)        count  type   time(us)  algbw    busbw\n";
   for (const auto& r : records) lines += table_line(r, n) + "\n";
-  if (std::fwrite(lines.data(), 1, lines.size(), stdout) != lines.size() || std::fflush(stdout) != 0) {
-    std::fprintf(stderr, "%s: cannot write to stdout\n", kProgram);
-    return cs::kernels::kExitError;
-  }
+  if (!cs::kernels::write_stdout(kProgram, lines)) return cs::kernels::kExitError;
   return cs::kernels::kExitOk;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const cs::kernels::CudaError& e) {
-    std::fprintf(stderr, "%s: CUDA error: %s\n", kProgram, e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
-  }
-  return cs::kernels::kExitError;
+  return cs::kernels::guarded_main(kProgram, [&] { return run(argc, argv); });
 }

@@ -19,7 +19,6 @@
 
 namespace {
 
-using cs::kernels::CudaError;
 using cs::kernels::JsonWriter;
 
 constexpr int kSchemaVersion = 1;
@@ -180,22 +179,12 @@ int run(int argc, char** argv) {
   w.end_array();
   w.end_object();
   out.push_back('\n');
-  if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size() || std::fflush(stdout) != 0) {
-    std::fprintf(stderr, "%s: cannot write the report to stdout\n", program.c_str());
-    return cs::kernels::kExitError;
-  }
+  if (!cs::kernels::write_stdout(program.c_str(), out)) return cs::kernels::kExitError;
   return cs::kernels::kExitOk;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const CudaError& e) {
-    std::fprintf(stderr, "cs_device_info: CUDA error: %s\n", e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "cs_device_info: error: %s\n", e.what());
-  }
-  return cs::kernels::kExitError;
+  return cs::kernels::guarded_main("cs_device_info", [&] { return run(argc, argv); });
 }

@@ -176,18 +176,6 @@ void diagnose_scale_reading(const fg::Operands& ops, const fg::LtGemm& gemm, cud
   }
 }
 
-bool write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return false;
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return false;
-  }
-  return true;
-}
-
 int run(int argc, char** argv) {
   Options opt;
   bool help = false;
@@ -406,16 +394,13 @@ int run(int argc, char** argv) {
   w.end_object();
   out.push_back('\n');
 
-  if (!opt.json_path.empty() && !write_file_atomically(opt.json_path, out)) {
+  if (!opt.json_path.empty() && !cs::kernels::write_file_atomically(opt.json_path, out)) {
     std::fprintf(stderr, "%s: cannot write %s\n", kProgram, opt.json_path.c_str());
     return cs::kernels::kExitError;
   }
   std::string lines;
   for (const auto& c : cases) lines += fg::deepgemm_line(c) + "\n";
-  if (std::fwrite(lines.data(), 1, lines.size(), stdout) != lines.size() || std::fflush(stdout) != 0) {
-    std::fprintf(stderr, "%s: cannot write to stdout\n", kProgram);
-    return cs::kernels::kExitError;
-  }
+  if (!cs::kernels::write_stdout(kProgram, lines)) return cs::kernels::kExitError;
   std::fprintf(stderr, "%s: %zu cases measured, %zu skipped%s%s\n", kProgram, cases.size(), skipped.size(),
                opt.json_path.empty() ? "" : "; JSON in ", opt.json_path.c_str());
   return cs::kernels::kExitOk;
@@ -424,12 +409,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const cs::kernels::CudaError& e) {
-    std::fprintf(stderr, "%s: CUDA error: %s\n", kProgram, e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
-  }
-  return cs::kernels::kExitError;
+  return cs::kernels::guarded_main(kProgram, [&] { return run(argc, argv); });
 }

@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -30,6 +31,41 @@ inline std::string describe(cudaError_t e) {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t e, const char* expr, const char* file, int line) {
   throw CudaError(e, std::string(file) + ":" + std::to_string(line) + ": " + expr + " failed: " + describe(e));
+}
+
+// Runs a program's body: an escaping exception becomes one line on stderr and kExitError.
+template <typename Body>
+int guarded_main(const char* program, Body body) {
+  try {
+    return body();
+  } catch (const CudaError& e) {
+    std::fprintf(stderr, "%s: CUDA error: %s\n", program, e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+  }
+  return kExitError;
+}
+
+// Writes a report to stdout; a short write or a failed flush (a full disk, a closed pipe) is
+// said on stderr and returns false, so the program can exit kExitError instead of 0.
+inline bool write_stdout(const char* program, const std::string& text) {
+  if (std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0) return true;
+  std::fprintf(stderr, "%s: cannot write to stdout\n", program);
+  return false;
+}
+
+// Writes `text` to `path` through a temporary file and a rename: a failed run never leaves a
+// half-written result file. False when any step failed (the temporary is removed).
+inline bool write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return false;
+  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
 }
 
 }  // namespace cs::kernels
