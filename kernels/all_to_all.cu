@@ -25,14 +25,20 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <exception>
 #include <string>
 #include <vector>
 
+#include "all_to_all/options.h"
 #include "common/check.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
+
+using cs::kernels::a2a::Mode;
+using cs::kernels::a2a::Options;
+using cs::kernels::a2a::elem_bytes;
+using cs::kernels::a2a::mode_name;
+using cs::kernels::a2a::parse_args;
+using cs::kernels::a2a::print_usage;
 
 namespace {
 
@@ -55,9 +61,6 @@ constexpr int kMaxGpus = 8;
   } while (0)
 #endif
 
-enum class Mode { kDispatchFp8, kCombineBf16 };
-const char* mode_name(Mode m) { return m == Mode::kDispatchFp8 ? "dispatch_fp8" : "combine_bf16"; }
-int elem_bytes(Mode m) { return m == Mode::kDispatchFp8 ? 1 : 2; }
 
 struct Peers {
   uint4* recv[kMaxGpus];                   // each GPU's receive buffer (peer pointers)
@@ -151,17 +154,6 @@ __global__ void check_recv(const uint32_t* recv, int n, int self, unsigned long 
   }
 }
 
-struct Options {
-  std::string json_path;
-  std::vector<int> ks = {2, 4, 8, 12, 16, 20, 24, 32, 48};
-  std::vector<Mode> modes = {Mode::kDispatchFp8, Mode::kCombineBf16};
-  unsigned long long min_bytes = 1ull << 20, max_bytes = 1ull << 30;
-  int size_factor = 2;
-  bool ours = true, nccl = true, compact = false;
-  int warmup = 3;
-  double target_ms = 40.0;  // timed work per case, split into iters (3..200)
-};
-
 struct Record {
   std::string impl;
   Mode mode;
@@ -172,92 +164,6 @@ struct Record {
   std::vector<double> gpu_us;
   double algbw, busbw;
 };
-
-bool parse_int(const std::string& s, long lo, long hi, long& out) {
-  char* end = nullptr;
-  const long v = std::strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0' || v < lo || v > hi) return false;
-  out = v;
-  return true;
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t c = s.find(',', start);
-    out.push_back(s.substr(start, c == std::string::npos ? std::string::npos : c - start));
-    if (c == std::string::npos) return out;
-    start = c + 1;
-  }
-}
-
-void print_usage() {
-  std::printf(
-      "usage: %s [options]\n"
-      "All-to-all between all visible GPUs (one process, peer access): our NVLink kernels on k CTAs and,\n"
-      "when built with NCCL, grouped ncclSend/ncclRecv limited to k CTAs. Payloads are checked first.\n"
-      "  --json PATH       also write JSON (schema_version %d)\n"
-      "  --ks LIST         CTA counts, default 2,4,8,12,16,20,24,32,48\n"
-      "  --modes LIST      dispatch_fp8,combine_bf16 (default both)\n"
-      "  --min-mib N --max-mib N   bytes per GPU, default 1 .. 1024\n"
-      "  --factor N        size step, 2 (default) or 4\n"
-      "  --impl LIST       ours,nccl (default both; nccl only where built with it)\n"
-      "  --warmup N        untimed runs (default 3)\n"
-      "  --target-ms X     timed work per case (default 40)\n"
-      "  --compact         JSON on one line\n",
-      kProgram, kSchemaVersion);
-}
-
-std::string parse_args(int argc, char** argv, Options& o, bool& help) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") { help = true; return ""; }
-    if (a == "--compact") { o.compact = true; continue; }
-    if (i + 1 >= argc) return "'" + a + "' needs a value";
-    const std::string v = argv[++i];
-    long x = 0;
-    if (a == "--json") {
-      o.json_path = v;
-    } else if (a == "--ks") {
-      o.ks.clear();
-      for (const auto& t : split_commas(v)) {
-        if (!parse_int(t, 1, 1024, x)) return "bad k '" + t + "'";
-        o.ks.push_back(static_cast<int>(x));
-      }
-    } else if (a == "--modes") {
-      o.modes.clear();
-      for (const auto& t : split_commas(v)) {
-        if (t == "dispatch_fp8") o.modes.push_back(Mode::kDispatchFp8);
-        else if (t == "combine_bf16") o.modes.push_back(Mode::kCombineBf16);
-        else return "unknown mode '" + t + "'";
-      }
-    } else if (a == "--min-mib" || a == "--max-mib") {
-      if (!parse_int(v, 1, 65536, x)) return "bad " + a + " '" + v + "'";
-      (a == "--min-mib" ? o.min_bytes : o.max_bytes) = static_cast<unsigned long long>(x) << 20;
-    } else if (a == "--factor") {
-      if (!parse_int(v, 2, 4, x) || x == 3) return "--factor wants 2 or 4";
-      o.size_factor = static_cast<int>(x);
-    } else if (a == "--impl") {
-      o.ours = o.nccl = false;
-      for (const auto& t : split_commas(v)) {
-        if (t == "ours") o.ours = true;
-        else if (t == "nccl") o.nccl = true;
-        else return "unknown impl '" + t + "'";
-      }
-    } else if (a == "--warmup") {
-      if (!parse_int(v, 0, 1000, x)) return "bad --warmup";
-      o.warmup = static_cast<int>(x);
-    } else if (a == "--target-ms") {
-      o.target_ms = std::strtod(v.c_str(), nullptr);
-      if (!(o.target_ms > 0)) return "bad --target-ms";
-    } else {
-      return "unknown argument '" + a + "'";
-    }
-  }
-  if (o.min_bytes > o.max_bytes) return "--min-mib is above --max-mib";
-  return "";
-}
 
 struct Gpu {
   int dev = 0;
@@ -435,7 +341,7 @@ int run(int argc, char** argv) {
   Options opt;
   bool help = false;
   const std::string err = parse_args(argc, argv, opt, help);
-  if (help) { print_usage(); return cs::kernels::kExitOk; }
+  if (help) { print_usage(kProgram, kSchemaVersion); return cs::kernels::kExitOk; }
   if (!err.empty()) {
     std::fprintf(stderr, "%s: %s\n", kProgram, err.c_str());
     return cs::kernels::kExitError;

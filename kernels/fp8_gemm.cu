@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "common/args.h"
 #include "common/check.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
@@ -69,25 +70,8 @@ void print_usage() {
       kProgram, kSchemaVersion);
 }
 
-bool parse_int(const char* s, int lo, int hi, int& out) {
-  char* end = nullptr;
-  const long v = std::strtol(s, &end, 10);
-  if (end == s || *end != '\0' || v < lo || v > hi) return false;
-  out = static_cast<int>(v);
-  return true;
-}
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (start <= s.size()) {
-    const std::size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
+using cs::kernels::parse_int;
+using cs::kernels::split_commas;
 
 // Returns an error message, empty when the arguments are good.
 std::string parse_args(int argc, char** argv, Options& o, bool& help) {

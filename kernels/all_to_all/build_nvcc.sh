@@ -33,9 +33,10 @@ g++ -std=c++20 -O2 -Wall -Wextra -Wshadow -I"$src" -I"$gen" -I"$cuda/include" -D
   -DCS_CUDA_ARCHITECTURE='"sm_90a"' -DCS_CUDA_COMPILER_VERSION="\"$nvcc_version\"" \
   -c "$src/common/provenance.cc" -o "$out/obj/provenance.o" &
 pid=$!
+g++ -std=c++20 -O2 -Wall -Wextra -Wshadow -I"$src" -c "$src/all_to_all/options.cc" -o "$out/obj/options.o"
 "$nvcc" -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -lineinfo -Xcompiler=-Wall,-Wextra,-Wshadow \
   -I"$src" "${nccl_flags[@]}" -c "$src/all_to_all.cu" -o "$out/obj/all_to_all.o"
 wait "$pid"
-"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_all_to_all" "$out"/obj/all_to_all.o "$out"/obj/provenance.o \
+"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_all_to_all" "$out"/obj/all_to_all.o "$out"/obj/provenance.o "$out"/obj/options.o \
   "${nccl_libs[@]}" -ldl
 echo "built $out/cs_all_to_all"

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "hw/fabric/fabric_routing.h"
+#include "hw/catalog.h"
 #include "hw/gpu_catalog.h"
 #include "hw/roofline_cost.h"
 #include "sim/executor.h"
@@ -26,12 +27,13 @@ A2A all_to_all(int nodes, int radix, int over, double bytes, FabricKind kind = F
   s.switch_radix = radix;
   s.oversubscription = over;
   s.nvlink_GBps = h800.nvlink_bw_GBps_per_direction;
-  s.pcie_GBps = 64;   // PCIe Gen5 x16, per direction
-  s.nic_GBps = 50;    // ConnectX-7, 400 Gb/s
+  // The catalog's HGX node, ConnectX-7 and 64-port switch (each figure sourced there).
+  s.pcie_GBps = find_node("hgx-8gpu")->pcie_bw_GBps_per_direction;
+  s.nic_GBps = find_nic("cx7-400g")->bw_GBps_per_direction;
   s.hbm_GBps = h800.hbm_bw_GBps;
   s.nvlink_lat_ns = h800.nvlink_lat_ns;
-  s.ib_base_lat_ns = 2350;  // ISCA'25 Table 5: 2.8 us same leaf, 3.7 us across (derived split)
-  s.ib_hop_lat_ns = 450;
+  s.ib_base_lat_ns = find_switch("ib-64x400g")->base_lat_ns;
+  s.ib_hop_lat_ns = find_switch("ib-64x400g")->hop_lat_ns;
   const BuiltFabric f = build_fabric(s);
   cs::sim::Engine engine;
   cs::sim::FlowNetwork net(engine);

@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 
+#include "fabric_fixture.h"
 #include "hw/fabric/fabric_routing.h"
 #include "sim/engine.h"
 
@@ -14,18 +15,7 @@ using cs::sim::LinkId;
 
 namespace {
 
-FabricSpec spec(FabricKind kind, int nodes, int radix, int over = 1) {
-  FabricSpec s;
-  s.kind = kind;
-  s.nodes = nodes;
-  s.switch_radix = radix;
-  s.oversubscription = over;
-  s.nvlink_GBps = 160;
-  s.pcie_GBps = 64;
-  s.nic_GBps = 50;
-  s.hbm_GBps = 3350;
-  return s;
-}
+using cs::test::fabric_spec;
 
 struct Routed {
   explicit Routed(const FabricSpec& s, PxnMode pxn) : fabric(build_fabric(s)), net(engine), routing(net, fabric, pxn) {}
@@ -99,7 +89,7 @@ TEST_CASE("bisection bandwidth in closed form equals the max flow between node h
   for (auto kind : {FabricKind::kMultiPlane, FabricKind::kMultiRail})
     for (int over : {1, 2, 4}) {
       const bool plane = kind == FabricKind::kMultiPlane;
-      const auto f = build_fabric(spec(kind, plane ? 8 : 16, plane ? 8 : 16, over));
+      const auto f = build_fabric(fabric_spec(kind, plane ? 8 : 16, plane ? 8 : 16, over));
       INFO(fabric_kind_name(kind) << " oversubscription " << over);
       CHECK(max_flow_bisection(f) == Approx(f.counts.bisection_GBps));
     }
@@ -108,7 +98,7 @@ TEST_CASE("bisection bandwidth in closed form equals the max flow between node h
 TEST_CASE("every GPU pair has a connected route as short as a breadth-first search finds", "[fabric]") {
   for (auto kind : {FabricKind::kMultiPlane, FabricKind::kMultiRail})
     for (auto pxn : {PxnMode::kAtDestination, PxnMode::kAtSource}) {
-      Routed r(spec(kind, 8, kind == FabricKind::kMultiPlane ? 8 : 16), pxn);
+      Routed r(fabric_spec(kind, 8, kind == FabricKind::kMultiPlane ? 8 : 16), pxn);
       const int n = static_cast<int>(r.fabric.gpu.size());
       for (int a = 0; a < n; ++a)
         for (int b = 0; b < n; ++b) {
@@ -124,18 +114,18 @@ TEST_CASE("every GPU pair has a connected route as short as a breadth-first sear
 
 TEST_CASE("a cross-plane transfer is forwarded over NVLink at the chosen end", "[fabric]") {
   // n0.gpu0 -> n1.gpu3 on a multi-plane fabric: plane 0 and plane 3 never meet.
-  Routed dst(spec(FabricKind::kMultiPlane, 4, 64), PxnMode::kAtDestination);
+  Routed dst(fabric_spec(FabricKind::kMultiPlane, 4, 64), PxnMode::kAtDestination);
   const auto p = dst.route(0, 8 + 3);
   CHECK(dst.net.name(p.front()) == "n0.gpu0->n0.nic0");
   CHECK(dst.net.name(p[p.size() - 2]) == "n1.gpu0->n1.nvswitch");
   CHECK(dst.net.name(p.back()) == "n1.nvswitch->n1.gpu3");
-  Routed src(spec(FabricKind::kMultiPlane, 4, 64), PxnMode::kAtSource);
+  Routed src(fabric_spec(FabricKind::kMultiPlane, 4, 64), PxnMode::kAtSource);
   const auto q = src.route(0, 8 + 3);
   CHECK(src.net.name(q[0]) == "n0.gpu0->n0.nvswitch");
   CHECK(src.net.name(q[1]) == "n0.nvswitch->n0.gpu3");
   CHECK(src.net.name(q.back()) == "n1.nic3->n1.gpu3");
   // Multi-rail without PXN climbs to a spine instead.
-  Routed rail(spec(FabricKind::kMultiRail, 16, 16), PxnMode::kNone);
+  Routed rail(fabric_spec(FabricKind::kMultiRail, 16, 16), PxnMode::kNone);
   const auto r = rail.route(0, 8 * 15 + 3);  // node 15 is on the other leaf of rail 3
   bool spine = false, nvlink = false;
   for (auto l : r) {
@@ -148,7 +138,7 @@ TEST_CASE("a cross-plane transfer is forwarded over NVLink at the chosen end", "
 
 TEST_CASE("ECMP spreads a permutation evenly over the spines", "[fabric]") {
   // 64 nodes on radix 16 (8 NICs per leaf): 8 leaves per plane, 4 spines.
-  Routed r(spec(FabricKind::kMultiPlane, 64, 16), PxnMode::kAtDestination);
+  Routed r(fabric_spec(FabricKind::kMultiPlane, 64, 16), PxnMode::kAtDestination);
   const int gpus = static_cast<int>(r.fabric.gpu.size());
   auto spine_loads = [&](const std::vector<int>& perm) {
     std::map<std::string, int> load;  // flows per leaf->spine link
@@ -187,7 +177,7 @@ TEST_CASE("ECMP spreads a permutation evenly over the spines", "[fabric]") {
 namespace {
 
 FabricSpec three(int nodes, int radix, int over = 1, int gpus_per_node = 8) {
-  FabricSpec s = spec(FabricKind::kThreeLayer, nodes, radix, over);
+  FabricSpec s = fabric_spec(FabricKind::kThreeLayer, nodes, radix, over);
   s.gpus_per_node = gpus_per_node;
   return s;
 }
@@ -324,7 +314,7 @@ TEST_CASE("three-layer ECMP spreads a shift permutation evenly over aggs and cor
 TEST_CASE("multi-rail ECMP spreads a rail's leaf over all its spines", "[fabric]") {
   // Radix 16, 16 nodes: 2 leaves per rail, 16 leaves, 8 spines with one cable to each leaf. A shift
   // by half the nodes sends each leaf's 8 NICs to the other leaf of their rail: one flow per uplink.
-  Routed r(spec(FabricKind::kMultiRail, 16, 16), PxnMode::kNone);
+  Routed r(fabric_spec(FabricKind::kMultiRail, 16, 16), PxnMode::kNone);
   const int gpus = static_cast<int>(r.fabric.gpu.size());
   std::map<std::string, int> load;
   for (int a = 0; a < gpus; ++a)
