@@ -1,5 +1,7 @@
 #include "sim/collective_plan.h"
 
+#include <cassert>
+
 namespace cs::sim {
 
 namespace {
@@ -37,7 +39,20 @@ CollectivePlan plan_collective(CollectiveKind kind, uint32_t n, double bytes) {
       break;
     case CollectiveKind::kSend:
       break;
+    case CollectiveKind::kAllToAllV:
+      assert(false && "an all_to_all_v is planned from its graph");
+      break;
   }
+  return plan;
+}
+
+CollectivePlan plan_collective(const OpGraph& graph, const Collective& c) {
+  if (c.kind != CollectiveKind::kAllToAllV)
+    return plan_collective(c.kind, static_cast<uint32_t>(c.gpus.size()), c.bytes);
+  CollectivePlan plan;
+  const auto transfers = graph.transfers(c);
+  plan.phase.assign(transfers.begin(), transfers.end());
+  plan.phases = plan.phase.empty() ? 0 : 1;
   return plan;
 }
 
@@ -51,6 +66,11 @@ uint64_t collective_transfers(CollectiveKind kind, uint64_t n) {
   }
 }
 
+uint64_t collective_transfers(const OpGraph& graph, const Collective& c) {
+  if (c.kind == CollectiveKind::kAllToAllV) return graph.transfers(c).size();
+  return collective_transfers(c.kind, c.gpus.size());
+}
+
 double busbw_factor(CollectiveKind kind, uint32_t n) {
   if (n < 2) return 1.0;
   const double r = static_cast<double>(n - 1) / n;
@@ -60,6 +80,7 @@ double busbw_factor(CollectiveKind kind, uint32_t n) {
     case CollectiveKind::kReduceScatter:
     case CollectiveKind::kAllGather: return r;
     case CollectiveKind::kSend: return 1.0;
+    case CollectiveKind::kAllToAllV: return 1.0;
   }
   return 1.0;
 }

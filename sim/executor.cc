@@ -127,7 +127,7 @@ void Executor::launch_comm(uint32_t op) {
   const Collective& col = graph_.collectives()[c];
   CollectiveState& cs = coll_[c];
   if (cs.arrived == 0)
-    cs.plan = plan_collective(col.kind, static_cast<uint32_t>(col.gpus.size()), col.bytes);
+    cs.plan = plan_collective(graph_, col);
   if (++cs.arrived == col.ops.size()) start_phase(c);
 }
 

@@ -8,7 +8,8 @@
 // whose capacity is the cost model's copy rate for those SMs; every flow it sends crosses that
 // link, the source HBM, the route, and the destination HBM. A collective's flows start once every
 // participant's kernel has launched, phase by phase (collective_plan.h), and all its ops finish
-// together when the last phase ends.
+// together when the last phase ends. An all-to-all-v's transfer leaves through its source rank's
+// copy link, so a relay GPU's kernel carries the bytes it forwards.
 #pragma once
 
 #include <cstdint>

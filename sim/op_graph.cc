@@ -1,6 +1,8 @@
 #include "sim/op_graph.h"
 
+#include <algorithm>
 #include <cassert>
+#include <stdexcept>
 
 namespace cs::sim {
 
@@ -31,6 +33,7 @@ const char* collective_name(CollectiveKind k) {
     case CollectiveKind::kReduceScatter: return "reduce_scatter";
     case CollectiveKind::kAllGather: return "all_gather";
     case CollectiveKind::kSend: return "send";
+    case CollectiveKind::kAllToAllV: return "all_to_all_v";
   }
   return "?";
 }
@@ -70,8 +73,11 @@ std::vector<OpId> OpGraph::add_collective(CollectiveKind kind, double bytes,
                                           const std::vector<StreamId>& streams,
                                           std::string_view label) {
   assert(kind != CollectiveKind::kSend);
+  // A throw, not an assert: in a release build a V without transfers would silently move nothing.
+  if (kind == CollectiveKind::kAllToAllV)
+    throw std::invalid_argument("all_to_all_v needs its transfers: use add_all_to_all_v");
   const auto c = static_cast<uint32_t>(collectives_.size());
-  Collective col{kind, bytes, {}, {}};
+  Collective col{kind, bytes, {}, {}, UINT32_MAX};
   std::vector<OpId> out;
   for (StreamId s : streams) {
     col.gpus.push_back(streams_[s.v].gpu);
@@ -86,8 +92,40 @@ std::vector<OpId> OpGraph::add_collective(CollectiveKind kind, double bytes,
 OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view label) {
   const auto c = static_cast<uint32_t>(collectives_.size());
   const uint32_t op = add_op(src, OpKind::kComm, c, label);
-  collectives_.push_back(Collective{CollectiveKind::kSend, bytes, {streams_[src.v].gpu, dst_gpu}, {op}});
+  collectives_.push_back(
+      Collective{CollectiveKind::kSend, bytes, {streams_[src.v].gpu, dst_gpu}, {op}, UINT32_MAX});
   return OpId{op};
+}
+
+std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams,
+                                            std::vector<Transfer> transfers, std::string_view label) {
+  // Everything is checked before the graph changes, so a throw leaves it as it was.
+  std::vector<int> gpus;
+  for (StreamId s : streams) {
+    if (s.v >= streams_.size()) throw std::invalid_argument("all_to_all_v: unknown stream");
+    gpus.push_back(streams_[s.v].gpu);
+  }
+  std::vector<int> sorted = gpus;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    throw std::invalid_argument("all_to_all_v: two streams on one GPU (routes need src != dst)");
+  const auto ranks = static_cast<uint32_t>(streams.size());
+  transfers = normalize_transfers(ranks, std::move(transfers));
+
+  std::vector<double> sent(ranks, 0.0);
+  for (const Transfer& t : transfers) sent[t.src] += t.bytes;
+  const double busiest = sent.empty() ? 0.0 : *std::max_element(sent.begin(), sent.end());
+
+  const auto c = static_cast<uint32_t>(collectives_.size());
+  Collective col{CollectiveKind::kAllToAllV, busiest, std::move(gpus), {}, transfer_pool_.add(transfers)};
+  std::vector<OpId> out;
+  for (StreamId s : streams) {
+    const uint32_t op = add_op(s, OpKind::kComm, c, label);
+    col.ops.push_back(op);
+    out.push_back(OpId{op});
+  }
+  collectives_.push_back(std::move(col));
+  return out;
 }
 
 }  // namespace cs::sim

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "sim/transfer_pool.h"
 
 namespace cs::sim {
 
@@ -25,7 +28,8 @@ struct GenericCompute {
   DType dtype = DType::kBf16;
 };
 
-enum class CollectiveKind : uint8_t { kAllToAll, kAllReduce, kReduceScatter, kAllGather, kSend };
+// kAllToAllV comes last so the numbering of the others stays as it was.
+enum class CollectiveKind : uint8_t { kAllToAll, kAllReduce, kReduceScatter, kAllGather, kSend, kAllToAllV };
 const char* collective_name(CollectiveKind k);
 
 struct StreamId {
@@ -54,11 +58,14 @@ struct Op {
 
 // Sizes follow nccl-tests: `bytes` is the per-GPU buffer (all-to-all: what each GPU sends in all;
 // all-reduce: the buffer reduced; reduce-scatter: each GPU's input; all-gather: each GPU's output).
+// all-to-all-v has no single buffer size: `bytes` is the largest total one rank sends to others
+// (relayed bytes count for the relay), and its transfers hold the exact per-pair volumes.
 struct Collective {
   CollectiveKind kind = CollectiveKind::kAllToAll;
   double bytes = 0;
   std::vector<int> gpus;      // participants in rank order; for kSend: {source, destination}
   std::vector<uint32_t> ops;  // one op per GPU that runs a kernel (kSend: the source only)
+  uint32_t transfer_set = UINT32_MAX;  // kAllToAllV: its set in the graph's transfer pool
 };
 
 class OpGraph {
@@ -67,8 +74,17 @@ class OpGraph {
   OpId add_gemm(StreamId s, const GemmShape& shape, std::string_view label);
   OpId add_compute(StreamId s, const GenericCompute& c, std::string_view label);
   // One op on each stream (each on a distinct GPU); returns the ops in the streams' order.
+  // Not for kAllToAllV (throws std::invalid_argument): that one needs its transfers.
   std::vector<OpId> add_collective(CollectiveKind kind, double bytes,
                                    const std::vector<StreamId>& streams, std::string_view label);
+  // An all-to-all whose volume differs per (source, destination) pair: one op on each stream (each
+  // on a distinct GPU), transfers in rank indices of `streams`, all concurrent in one phase. A
+  // relay (s -> r, then r -> d) is listed as two transfers; r's kernel sends the forwarded bytes.
+  // Transfers are canonicalised by normalize_transfers (zero bytes dropped, repeated pairs summed).
+  // Throws std::invalid_argument, leaving the graph unchanged, for an invalid transfer or two
+  // streams on one GPU.
+  std::vector<OpId> add_all_to_all_v(const std::vector<StreamId>& streams,
+                                     std::vector<Transfer> transfers, std::string_view label);
   // A one-sided put: the source stream's kernel writes `bytes` into dst_gpu's memory.
   OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label);
   // `later` starts only after `earlier` has finished.
@@ -80,6 +96,12 @@ class OpGraph {
   const std::vector<GenericCompute>& computes() const { return computes_; }
   const std::vector<Collective>& collectives() const { return collectives_; }
   const std::string& label(const Op& op) const { return labels_[op.label]; }
+  // A kAllToAllV collective's transfers (empty for other kinds).
+  std::span<const Transfer> transfers(const Collective& c) const {
+    if (c.transfer_set == UINT32_MAX) return {};
+    return transfer_pool_.get(c.transfer_set);
+  }
+  const TransferPool& transfer_pool() const { return transfer_pool_; }
 
  private:
   uint32_t add_op(StreamId s, OpKind kind, uint32_t payload, std::string_view label);
@@ -90,6 +112,7 @@ class OpGraph {
   std::vector<GemmShape> gemms_;
   std::vector<GenericCompute> computes_;
   std::vector<Collective> collectives_;
+  TransferPool transfer_pool_;
   std::vector<std::string> labels_;
 };
 
