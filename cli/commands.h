@@ -1,6 +1,7 @@
 // The subcommands. Each returns the process exit code: 0 success, 2 user error, 1 internal error.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,20 @@ struct RunArgs {
 
 int cmd_run(const RunArgs& args);
 int cmd_check(const std::vector<std::string>& files);
+struct ModelShowArgs {
+  std::string name;  // zoo name or model file
+  int64_t seq_len = 4096;
+  int64_t micro_batch = 1;
+  int tp = 1;
+  int ep = 1;
+  bool bf16 = false;
+  std::string format = "console";
+};
+
 int cmd_hw_list();
 int cmd_hw_show(const std::string& name);
+int cmd_model_list();
+int cmd_model_show(const ModelShowArgs& args);
 const char* version();
 // Throws hw::UserError when standard output could not take what was written.
 void check_stdout();

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml\n"
       "  clustersim check scenarios/*.yaml\n"
       "  clustersim hw show h800-2048\n"
+      "  clustersim model show deepseek-v3\n"
       "Exit codes: 0 success, 2 bad input, 1 internal error.");
 
   RunArgs run;
@@ -51,6 +52,28 @@ int main(int argc, char** argv) {
   hw_list_cmd->footer("Example:\n  clustersim hw list");
   hw_show_cmd->footer("Example:\n  clustersim hw show h800-2048");
 
+  CLI::App* model_cmd = app.add_subcommand("model", "The model zoo: parameters, FLOPs per token and per-layer ops");
+  model_cmd->require_subcommand(1);
+  CLI::App* model_list_cmd = model_cmd->add_subcommand("list", "List the built-in models");
+  ModelShowArgs model;
+  CLI::App* model_show_cmd = model_cmd->add_subcommand("show", "Parameters, FLOPs per token and op tables of a model");
+  model_show_cmd->add_option("NAME", model.name, "A built-in model name, or a model YAML file")->required();
+  model_show_cmd->add_option("--seq", model.seq_len, "Sequence length")->check(CLI::Range(1, 1 << 24))->capture_default_str();
+  model_show_cmd->add_option("--micro-batch", model.micro_batch, "Sequences per micro-batch (op tables)")
+      ->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  model_show_cmd->add_option("--tp", model.tp, "Tensor-parallel degree (op tables)")->check(CLI::Range(1, 1024))->capture_default_str();
+  model_show_cmd->add_option("--ep", model.ep, "Expert-parallel degree (op tables)")->check(CLI::Range(1, 1 << 16))->capture_default_str();
+  model_show_cmd->add_flag("--bf16", model.bf16, "BF16 linears instead of DeepSeek's FP8 recipe");
+  model_show_cmd->add_option("--format", model.format, "Output format")
+      ->check(CLI::IsMember({"console", "json"}))->capture_default_str();
+  model_cmd->footer(
+      "Examples:\n"
+      "  clustersim model list\n"
+      "  clustersim model show deepseek-v3 --ep 64\n"
+      "  clustersim model show my-model.yaml --format json");
+  model_list_cmd->footer("Example:\n  clustersim model list");
+  model_show_cmd->footer("Example:\n  clustersim model show deepseek-v3 --seq 4096 --ep 64");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -64,6 +87,8 @@ int main(int argc, char** argv) {
     if (*check_cmd) return cmd_check(files);
     if (*hw_list_cmd) return cmd_hw_list();
     if (*hw_show_cmd) return cmd_hw_show(hw_name);
+    if (*model_list_cmd) return cmd_model_list();
+    if (*model_show_cmd) return cmd_model_show(model);
   } catch (const cs::hw::UserError& e) {
     std::cerr << e.what() << "\n";
     return 2;

@@ -1,10 +1,20 @@
-# Writes OUT: a C++ source defining cs::hw::embedded_catalog_files() over the files in FILES
-# (a |-separated list of paths relative to ROOT). Run at build time so edits to the YAML rebuild.
+# Writes OUT: a C++ source defining NAMESPACE::FUNC() (default cs::hw::embedded_catalog_files,
+# declared in HEADER) over the files in FILES (a |-separated list of paths relative to ROOT).
+# Run at build time so edits to the YAML rebuild.
+if(NOT NAMESPACE)
+  set(NAMESPACE cs::hw)
+endif()
+if(NOT FUNC)
+  set(FUNC embedded_catalog_files)
+endif()
+if(NOT HEADER)
+  set(HEADER hw/embedded_catalog.h)
+endif()
 set(body "")
 string(REPLACE "|" ";" FILES "${FILES}")
 foreach(rel IN LISTS FILES)
   file(READ "${ROOT}/${rel}" text)
   string(APPEND body "    {\"${rel}\", R\"clustersim_yaml(${text})clustersim_yaml\"},\n")
 endforeach()
-file(WRITE "${OUT}.tmp" "// Generated from the catalog YAML files; do not edit.\n#include \"hw/embedded_catalog.h\"\n\nnamespace cs::hw {\n\nconst std::vector<EmbeddedFile>& embedded_catalog_files() {\n  static const std::vector<EmbeddedFile> files = {\n${body}  };\n  return files;\n}\n\n}  // namespace cs::hw\n")
+file(WRITE "${OUT}.tmp" "// Generated from YAML files of the source tree; do not edit.\n#include \"${HEADER}\"\n\nnamespace ${NAMESPACE} {\n\nconst std::vector<cs::hw::EmbeddedFile>& ${FUNC}() {\n  static const std::vector<cs::hw::EmbeddedFile> files = {\n${body}  };\n  return files;\n}\n\n}  // namespace ${NAMESPACE}\n")
 file(RENAME "${OUT}.tmp" "${OUT}")

@@ -1,0 +1,116 @@
+#include "models/parallel_layout.h"
+
+#include <algorithm>
+
+namespace cs::models {
+
+namespace {
+
+std::string range(int first, int count) {
+  return count == 1 ? std::to_string(first) : std::to_string(first) + "-" + std::to_string(first + count - 1);
+}
+
+}  // namespace
+
+std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int cluster_gpus, int gpus_per_node) {
+  const auto s = [](int v) { return std::to_string(v); };
+  if (l.tp < 1 || l.dp < 1 || l.pp < 1 || l.ep < 1) return "tp, dp, pp and ep must be at least 1";
+  if (l.zero_stage != 0 && l.zero_stage != 1) return "zero_stage must be 0 or 1 (ZeRO-1 shards optimizer states)";
+  if (static_cast<long long>(l.tp) * l.dp * l.pp != cluster_gpus)
+    return "tp x dp x pp = " + s(l.tp) + " x " + s(l.dp) + " x " + s(l.pp) + " = " + s(l.tp * l.dp * l.pp) +
+           " GPUs, but the cluster has " + s(cluster_gpus);
+  if (l.tp > gpus_per_node || gpus_per_node % l.tp != 0)
+    return "tp (" + s(l.tp) + ") must divide the " + s(gpus_per_node) +
+           " GPUs of a node: tensor-parallel traffic is modelled on NVLink only";
+  if (m.attention.heads % l.tp != 0) return "tp (" + s(l.tp) + ") must divide the " + s(m.attention.heads) + " heads";
+  if (m.attention.kind == AttentionKind::kGqa && m.attention.kv_heads % l.tp != 0 && l.tp % m.attention.kv_heads != 0)
+    return "tp (" + s(l.tp) + ") and the " + s(m.attention.kv_heads) + " KV heads must divide one another";
+  if (m.ffn.hidden % l.tp != 0) return "tp (" + s(l.tp) + ") must divide the FFN width " + std::to_string(m.ffn.hidden);
+  if (l.dp % l.ep != 0) return "ep (" + s(l.ep) + ") must divide dp (" + s(l.dp) + "): expert parallelism is carved out of data parallelism";
+  if (m.moe) {
+    if (l.tp > 1) return "tp > 1 with MoE layers is not modelled; use ep for the experts and tp = 1 (as DeepSeek does)";
+    if (m.moe->routed_experts % l.ep != 0)
+      return "ep (" + s(l.ep) + ") must divide the " + s(m.moe->routed_experts) + " routed experts";
+    const int nodes_per_group = std::max(1, l.ep * l.tp / gpus_per_node);
+    if (l.ep * l.tp > gpus_per_node && (l.ep * l.tp) % gpus_per_node != 0)
+      return "an EP group of " + s(l.ep) + " ranks must fill whole nodes of " + s(gpus_per_node) + " GPUs";
+    if (m.moe->groups_per_token < m.moe->groups && nodes_per_group > 1 && m.moe->groups % nodes_per_group != 0)
+      return "node-limited routing needs the " + s(m.moe->groups) + " expert groups to map onto the " +
+             s(nodes_per_group) + " nodes of an EP group";
+  } else if (l.ep != 1) {
+    return "ep must be 1 for a dense model";
+  }
+  if (!l.layers_per_stage.empty()) {
+    if (static_cast<int>(l.layers_per_stage.size()) != l.pp)
+      return "layers_per_stage lists " + s(static_cast<int>(l.layers_per_stage.size())) + " stages, but pp is " + s(l.pp);
+    int sum = 0;
+    for (int n : l.layers_per_stage) {
+      if (n < 0) return "layers_per_stage cannot hold a negative count";
+      sum += n;
+    }
+    if (sum != m.layers) return "layers_per_stage adds up to " + s(sum) + " layers, but the model has " + s(m.layers);
+  } else if (l.pp > m.layers) {
+    return "pp (" + s(l.pp) + ") exceeds the model's " + s(m.layers) + " layers";
+  }
+  return "";
+}
+
+RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node) {
+  RankCoords c;
+  c.tp = gpu % l.tp;
+  c.dp = (gpu / l.tp) % l.dp;
+  c.pp = gpu / (l.tp * l.dp);
+  c.ep = c.dp % l.ep;
+  c.edp = c.dp / l.ep;
+  c.node = gpu / gpus_per_node;
+  c.local = gpu % gpus_per_node;
+  return c;
+}
+
+int gpu_of(const ParallelLayout& l, int tp, int dp, int pp) { return (pp * l.dp + dp) * l.tp + tp; }
+
+std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m) {
+  if (!l.layers_per_stage.empty()) return l.layers_per_stage;
+  std::vector<int> out(l.pp, m.layers / l.pp);
+  for (int i = 0; i < m.layers % l.pp; ++i) ++out[i];
+  return out;
+}
+
+int first_layer_of_stage(const std::vector<int>& split, int stage) {
+  int first = 0;
+  for (int i = 0; i < stage; ++i) first += split[i];
+  return first;
+}
+
+std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node) {
+  const auto s = [](int v) { return std::to_string(v); };
+  const auto nodes = [&](int gpus) { return std::max(1, gpus / gpus_per_node); };
+  std::vector<std::string> out;
+  out.push_back("ranks: tp " + s(l.tp) + " x dp " + s(l.dp) + " x pp " + s(l.pp) + " = " + s(l.gpus()) +
+                " GPUs, numbered tp fastest, then dp, then pp");
+  if (l.tp > 1)
+    out.push_back("TP group: " + s(l.tp) + " consecutive GPUs inside one node (GPUs " + range(0, l.tp) +
+                  " for the first), " + (l.tp_comm == TpComm::kAllReduce ? "all-reduce" : "reduce-scatter + all-gather") +
+                  " over NVLink");
+  const int stage_gpus = l.tp * l.dp;
+  out.push_back("pipeline stage: " + s(stage_gpus) + " GPUs on " + s(nodes(stage_gpus)) + " node(s) (stage 0: GPUs " +
+                range(0, stage_gpus) + ", stage " + s(l.pp - 1) + ": GPUs " + range((l.pp - 1) * stage_gpus, stage_gpus) +
+                "); stage boundaries send activations over " + (stage_gpus >= gpus_per_node ? "InfiniBand" : "NVLink"));
+  if (m.moe) {
+    const int group_gpus = l.ep * l.tp;
+    out.push_back("EP group: " + s(l.ep) + " ranks = " + s(group_gpus) + " GPUs on " + s(nodes(group_gpus)) +
+                  " node(s) (GPUs " + range(0, group_gpus) + " for the first), " + s(m.moe->routed_experts / l.ep) +
+                  " routed experts per GPU per MoE layer; " + s(l.expert_dp()) + " EP group(s) per stage replicate the experts");
+  }
+  const std::vector<int> split = stage_layers(l, m);
+  std::string layers = "layers per stage:";
+  for (int n : split) layers += " " + s(n);
+  layers += " (embedding on stage 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on stage " +
+            s(l.pp - 1) + ")";
+  out.push_back(layers);
+  out.push_back("data parallel: " + s(l.dp) + " replicas of the dense parameters" +
+                (l.zero_stage == 1 ? ", optimizer states sharded over them (ZeRO-1)" : std::string(", no ZeRO sharding")));
+  return out;
+}
+
+}  // namespace cs::models
