@@ -48,7 +48,7 @@ int cmd_run(const RunArgs& args) {
   if (!args.trace.empty()) trace.emplace(args.trace);
 
   std::cerr << "clustersim: running '" << sc.name << "' (" << sc.cluster.gpus << " x " << sc.cluster.gpu.name
-            << ", " << sc.streams.size() << " streams)\n";
+            << ", " << work.stream_names.size() << " streams, " << work.graph.ops().size() << " ops)\n";
   models::RunOptions options;
   if (trace) options.trace = &trace->stream();
   const models::RunResult r = models::run_scenario(sc, work, options);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "hw/user_error.h"
+#include "models/model_workload.h"
 
 namespace cs::models {
 
@@ -61,6 +62,7 @@ uint32_t find_cycle(const sim::OpGraph& g, const std::vector<Origin>& origin) {
 }  // namespace
 
 OpWorkload build_op_workload(const Scenario& sc) {
+  if (sc.model) return build_model_workload(*sc.model, sc.cluster);
   OpWorkload w;
   sim::OpGraph& g = w.graph;
   std::vector<Origin> origin;
@@ -96,6 +98,8 @@ OpWorkload build_op_workload(const Scenario& sc) {
       engine_ids.push_back(ids.back().v);
     }
     w.engine_streams.push_back(engine_ids);
+    w.stream_names.push_back(s.name);
+    w.stream_partitions.push_back(s.partition);
     const auto n = static_cast<int>(s.gpus.size());
     for (const OpSpec& op : s.ops) {
       for (int64_t r = 0; r < op.repeat; ++r) {

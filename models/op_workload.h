@@ -4,6 +4,7 @@
 // are UserErrors at the position of the offending entry.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "models/scenario.h"
@@ -13,7 +14,9 @@ namespace cs::models {
 
 struct OpWorkload {
   sim::OpGraph graph;
-  std::vector<std::vector<uint32_t>> engine_streams;  // per scenario stream: one per GPU
+  std::vector<std::string> stream_names;              // per workload stream
+  std::vector<std::string> stream_partitions;         // its SM partition's name
+  std::vector<std::vector<uint32_t>> engine_streams;  // per workload stream: one per GPU
   std::vector<SourcePos> op_pos;                      // per engine op: where the file defines it
 };
 

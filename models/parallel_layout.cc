@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/layer_ops.h"
+
 namespace cs::models {
 
 namespace {
@@ -69,10 +71,50 @@ RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node) {
 
 int gpu_of(const ParallelLayout& l, int tp, int dp, int pp) { return (pp * l.dp + dp) * l.tp + tp; }
 
-std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m) {
+std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64_t seq_len) {
   if (!l.layers_per_stage.empty()) return l.layers_per_stage;
-  std::vector<int> out(l.pp, m.layers / l.pp);
-  for (int i = 0; i < m.layers % l.pp; ++i) ++out[i];
+  // Forward model FLOPs of one sequence: per layer (dense and MoE layers each cost the same as
+  // their kind), the embedding, and the head plus MTP modules.
+  LayerContext c;
+  c.tokens = c.seq_len = seq_len;
+  const auto forward = [](const std::vector<LayerOp>& ops) {
+    double f = 0;
+    for (const LayerOp& o : ops)
+      if (o.pass == Pass::kForward) f += o.model_flops;
+    return f;
+  };
+  const int n = m.layers, pp = l.pp;
+  const double dense = forward(layer_ops(m, 0, c));
+  const double moe = m.moe ? forward(layer_ops(m, m.layers - 1, c)) : dense;
+  double tail = forward(head_ops(m, c));
+  for (int d = 0; d < m.mtp_depth; ++d) tail += forward(mtp_ops(m, c));
+  std::vector<double> prefix(n + 1, 0);
+  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + (m.is_moe_layer(i) ? moe : dense);
+  const auto cost = [&](int s, int from, int to) {  // layers [from, to) on stage s
+    return prefix[to] - prefix[from] + (s == pp - 1 ? tail : 0.0);
+  };
+  // best[s][i]: the smallest largest-stage cost of layers [0, i) on stages 0..s; ties keep the
+  // earliest cut, so extra layers go to later stages before the last.
+  constexpr double kInf = 1e300;
+  std::vector<std::vector<double>> best(pp, std::vector<double>(n + 1, kInf));
+  std::vector<std::vector<int>> cut(pp, std::vector<int>(n + 1, 0));
+  for (int i = 1; i <= n; ++i) best[0][i] = cost(0, 0, i);
+  for (int s = 1; s < pp; ++s)
+    for (int i = s + 1; i <= n; ++i)
+      for (int j = s; j < i; ++j) {
+        const double v = std::max(best[s - 1][j], cost(s, j, i));
+        if (v < best[s][i] * (1 - 1e-12)) {
+          best[s][i] = v;
+          cut[s][i] = j;
+        }
+      }
+  std::vector<int> out(pp);
+  int end = n;
+  for (int s = pp - 1; s > 0; --s) {
+    out[s] = end - cut[s][end];
+    end = cut[s][end];
+  }
+  out[0] = end;
   return out;
 }
 
@@ -103,7 +145,7 @@ std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelS
                   " routed experts per GPU per MoE layer; " + s(l.expert_dp()) + " EP group(s) per stage replicate the experts");
   }
   const std::vector<int> split = stage_layers(l, m);
-  std::string layers = "layers per stage:";
+  std::string layers = std::string(l.layers_per_stage.empty() ? "layers per stage (forward FLOPs balanced):" : "layers per stage:");
   for (int n : split) layers += " " + s(n);
   layers += " (embedding on stage 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on stage " +
             s(l.pp - 1) + ")";

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -94,13 +95,16 @@ struct StreamSpec {
   SourcePos pos;
 };
 
+struct ModelWorkload;  // models/model_workload.h
+
 struct Scenario {
   std::string file;
   std::string name;
   std::string description;
   ClusterConfig cluster;
   CostModelConfig cost;
-  std::vector<StreamSpec> streams;
+  std::vector<StreamSpec> streams;             // workload kind `ops`
+  std::shared_ptr<const ModelWorkload> model;  // workload kind `model`
 };
 
 }  // namespace cs::models

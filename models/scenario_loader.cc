@@ -7,6 +7,7 @@
 #include "sim/collective_plan.h"
 #include "hw/yaml_reader.h"
 #include "models/cluster.h"
+#include "models/model_workload.h"
 
 namespace cs::models {
 
@@ -187,8 +188,18 @@ Scenario parse_scenario(const YamlNode& root) {
   sc.cluster = parse_cluster(m.required("cluster"));
   sc.cost = parse_cost(m.optional("cost_model"));
 
-  const YamlMap w(m.required("workload"), {"kind", "streams"});
-  w.required("kind").as_enum({"ops"});
+  const std::vector<std::string> model_keys = {"kind", "model", "layout", "seq_len", "micro_batch", "micro_batches",
+                                                "stage", "backward", "precision", "recompute", "routing", "schedule",
+                                                "partitions"};
+  std::vector<std::string> any_keys = model_keys;
+  any_keys.push_back("streams");
+  const YamlNode wn = m.required("workload");
+  const std::string kind = YamlMap(wn, any_keys).required("kind").as_enum({"ops", "model"});
+  if (kind == "model") {
+    sc.model = std::make_shared<const ModelWorkload>(parse_model_workload(YamlMap(wn, model_keys), sc.cluster));
+    return sc;
+  }
+  const YamlMap w(wn, {"kind", "streams"});
   const YamlNode streams = w.required("streams");
   std::set<std::string> names;
   int64_t expanded = 0;

@@ -9,6 +9,7 @@
 #include "hw/fabric/fabric_routing.h"
 #include "hw/switch_fabric.h"
 #include "models/cluster.h"
+#include "models/model_workload.h"
 #include "models/op_workload.h"
 #include "sim/engine.h"
 #include "sim/executor.h"
@@ -97,10 +98,11 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
   r.ops = static_cast<int64_t>(work.graph.ops().size());
   r.events = engine.events_processed();
   r.reallocations = net.reallocations();
-  for (size_t s = 0; s < sc.streams.size(); ++s) {
+  if (sc.model) r.model = summarize_model_workload(*sc.model, cl);
+  for (size_t s = 0; s < work.engine_streams.size(); ++s) {
     StreamResult sr;
-    sr.name = sc.streams[s].name;
-    sr.partition = sc.streams[s].partition;
+    sr.name = work.stream_names[s];
+    sr.partition = work.stream_partitions[s];
     sr.gpus = static_cast<int>(work.engine_streams[s].size());
     int64_t sum_ps = 0;
     for (uint32_t es : work.engine_streams[s]) {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -29,6 +31,24 @@ struct LinkResult {
   sim::Time busy;
 };
 
+// What a `model` workload ran and how it was checked.
+struct ModelRunSummary {
+  std::string model;
+  std::string layout;  // e.g. "tp 1, dp 128, pp 16, ep 64, ZeRO-1"
+  int stage = 0;
+  int stage_gpus = 0;
+  int64_t micro_batches = 0;
+  int64_t tokens_per_micro_batch = 0;  // per GPU
+  std::string precision;
+  std::string schedule;  // the memory shape checked
+  std::vector<std::string> placement;
+  int worst_pp_rank = 0;
+  std::vector<std::pair<std::string, double>> memory_bytes;  // worst rank, by category
+  double memory_available_bytes = 0;
+  double nodes_per_token = 0;  // MoE: expected distinct nodes and GPUs a token is dispatched to
+  double gpus_per_token = 0;
+};
+
 struct RunResult {
   std::string scenario;
   std::string file;
@@ -44,6 +64,7 @@ struct RunResult {
   int64_t ops = 0;
   uint64_t events = 0;
   uint64_t reallocations = 0;
+  std::optional<ModelRunSummary> model;  // `model` workloads only
 };
 
 struct RunOptions {

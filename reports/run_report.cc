@@ -29,7 +29,7 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
                      {"busy_us", l.busy.to_us()},
                      {"mean_GBps_while_busy", busy_s > 0 ? l.bytes / busy_s * 1e-9 : 0.0}});
   }
-  return json{{"schema_version", kResultSchemaVersion},
+  json out = json{{"schema_version", kResultSchemaVersion},
               {"clustersim_version", version},
               {"scenario", {{"name", r.scenario}, {"file", r.file}}},
               {"cluster", {{"gpu", r.gpu_model}, {"gpus", r.gpus}, {"fabric", r.fabric}, {"sm_partitions", parts}}},
@@ -39,7 +39,51 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
               {"streams", streams},
               {"links", links},
               {"engine", {{"ops", r.ops}, {"events", r.events}, {"reallocations", r.reallocations}}}};
+  if (r.model) {
+    const models::ModelRunSummary& m = *r.model;
+    json memory = json::object();
+    for (const auto& [name, bytes] : m.memory_bytes) memory[name + "_bytes"] = bytes;
+    memory["available_bytes"] = m.memory_available_bytes;
+    memory["pp_rank"] = m.worst_pp_rank;
+    memory["schedule"] = m.schedule;
+    json model = {{"name", m.model},
+                  {"layout", m.layout},
+                  {"stage", m.stage},
+                  {"stage_gpus", m.stage_gpus},
+                  {"micro_batches", m.micro_batches},
+                  {"tokens_per_micro_batch", m.tokens_per_micro_batch},
+                  {"precision", m.precision},
+                  {"placement", m.placement},
+                  {"memory_worst_rank", memory}};
+    if (m.gpus_per_token > 0)
+      model["routing"] = {{"nodes_per_token", m.nodes_per_token}, {"gpus_per_token", m.gpus_per_token}};
+    out["model"] = std::move(model);
+  }
+  return out;
 }
+
+namespace {
+
+std::string model_console(const models::ModelRunSummary& m) {
+  constexpr double kGiB = 1024.0 * 1024 * 1024;
+  std::string out = fmt::format("model      {}, {}; stage {} ({} GPUs), {} micro-batch(es) of {} tokens, {}\n", m.model,
+                                m.layout, m.stage, m.stage_gpus, m.micro_batches, m.tokens_per_micro_batch, m.precision);
+  for (const std::string& line : m.placement) out += "           " + line + "\n";
+  if (m.gpus_per_token > 0)
+    out += fmt::format("routing    a token reaches {:.3f} nodes and {:.3f} GPUs on average (balanced, node-limited)\n",
+                       m.nodes_per_token, m.gpus_per_token);
+  double total = 0;
+  std::string parts;
+  for (const auto& [name, bytes] : m.memory_bytes) {
+    total += bytes;
+    parts += fmt::format("{}{} {:.2f}", parts.empty() ? "" : ", ", name, bytes / kGiB);
+  }
+  out += fmt::format("memory     {:.2f} of {:.2f} GiB on pipeline rank {} ({} schedule): {}\n", total / kGiB,
+                     m.memory_available_bytes / kGiB, m.worst_pp_rank, m.schedule, parts);
+  return out;
+}
+
+}  // namespace
 
 std::string result_console(const models::RunResult& r) {
   std::string out;
@@ -49,6 +93,7 @@ std::string result_console(const models::RunResult& r) {
   out += fmt::format("cluster    {} x {} (SMs: {})\n", r.gpus, r.gpu_model, parts);
   out += fmt::format("fabric     {}\n", r.fabric);
   out += fmt::format("costs      {}{}\n", r.cost_model, r.calibrated ? "" : "  [UNCALIBRATED]");
+  if (r.model) out += model_console(*r.model);
   out += fmt::format("makespan   {:.3f} ms\n\n", r.makespan.to_ms());
   out += fmt::format("{:<20} {:<10} {:>5} {:>8} {:>13} {:>12} {:>10} {:>6}\n", "stream", "partition", "gpus",
                      "ops/gpu", "busy_mean_ms", "busy_max_ms", "end_ms", "busy%");

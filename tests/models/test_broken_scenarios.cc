@@ -111,7 +111,7 @@ const std::vector<Expected>& corpus() {
             "'cluster.fabric.kind' must be one of switch, multi_plane_fat_tree, multi_rail_fat_tree, three_layer_fat_tree, "
             "found 'fat_tree'"),
       exact("fabric_option_for_switch.yaml", 12, 49, "'oversubscription' applies to the fat-tree fabrics, not to 'switch'"),
-      exact("workload_kind_wrong.yaml", 17, 9, "'workload.kind' must be one of ops, found 'pipeline'"),
+      exact("workload_kind_wrong.yaml", 17, 9, "'workload.kind' must be one of ops, model, found 'pipeline'"),
       // Ops.
       exact("op_two_kinds.yaml", 27, 20, "'gemm' and 'compute' cannot both be given in 'workload.streams[0].ops[1]'"),
       exact("op_no_kind.yaml", 26, 11,

@@ -1,0 +1,158 @@
+#include "models/model_workload.h"
+
+#include <algorithm>
+
+#include "models/model_zoo.h"
+#include "models/moe_routing.h"
+#include "models/scenario_runner.h"
+
+namespace cs::models {
+
+namespace {
+
+using hw::YamlMap;
+using hw::YamlNode;
+
+SourcePos pos_of(const YamlNode& n) { return SourcePos{n.line(), n.col()}; }
+
+ModelSpec parse_model_ref(const YamlNode& n) {
+  if (n.is_map()) return parse_model(n);
+  const std::string name = n.as_string();
+  try {
+    return load_model(name);
+  } catch (const hw::UserError& e) {
+    if (e.line() > 0) throw;  // an error inside the model file keeps its own position
+    n.fail(e.message());
+  }
+}
+
+ParallelLayout parse_layout(const YamlNode& n) {
+  const YamlMap m(n, {"tp", "dp", "pp", "ep", "zero_stage", "tp_comm", "layers_per_stage"});
+  ParallelLayout l;
+  const auto deg = [&](const char* key, int& out) {
+    if (const auto v = m.optional(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
+  };
+  deg("tp", l.tp);
+  deg("dp", l.dp);
+  deg("pp", l.pp);
+  deg("ep", l.ep);
+  if (const auto v = m.optional("zero_stage")) l.zero_stage = static_cast<int>(v->as_int(0, 1));
+  if (const auto v = m.optional("tp_comm"))
+    l.tp_comm = v->as_enum({"all_reduce", "reduce_scatter"}) == "all_reduce" ? TpComm::kAllReduce : TpComm::kReduceScatter;
+  if (const auto v = m.optional("layers_per_stage"))
+    for (const YamlNode& item : v->items()) l.layers_per_stage.push_back(static_cast<int>(item.as_int(0, 100000)));
+  return l;
+}
+
+int partition_index(const ClusterConfig& c, const YamlNode& n) {
+  std::vector<std::string> names;
+  for (const auto& p : c.partitions) names.push_back(p.name);
+  const std::string name = n.as_enum(names);
+  return static_cast<int>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+
+}  // namespace
+
+int gpus_per_node(const ClusterConfig& c) { return c.fabric.kind == "switch" ? c.gpus : c.node.gpus; }
+
+MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig&, int pp_rank) {
+  MemoryInputs in;
+  in.model = mw.model;
+  in.layout = mw.layout;
+  in.pp_rank = pp_rank;
+  in.micro_batch_seqs = static_cast<int>(mw.micro_batch);
+  in.seq_len = mw.seq_len;
+  in.schedule = mw.schedule == "dualpipe" ? ScheduleMemory::kDualPipe : ScheduleMemory::k1f1b;
+  in.recompute.rms_norm = mw.recompute_norm;
+  in.recompute.mla_up_proj = mw.recompute_mla_up;
+  in.precision = mw.precision == "deepseek_fp8" ? PrecisionRecipe::deepseek_fp8() : PrecisionRecipe::bf16_mixed();
+  return in;
+}
+
+ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluster) {
+  ModelWorkload mw;
+  mw.pos = pos_of(w.node());
+  const YamlNode model_node = w.required("model");
+  mw.model = parse_model_ref(model_node);
+  const YamlNode layout_node = w.required("layout");
+  mw.layout = parse_layout(layout_node);
+  mw.layout_pos = pos_of(layout_node);
+  const int gpn = gpus_per_node(cluster);
+  const std::string problem = layout_problem(mw.layout, mw.model, cluster.gpus, gpn);
+  if (!problem.empty()) layout_node.fail(problem);
+  if (const auto v = w.optional("seq_len")) mw.seq_len = v->as_int(1, 1 << 24);
+  if (const auto v = w.optional("micro_batch")) mw.micro_batch = v->as_int(1, 1 << 16);
+  if (const auto v = w.optional("micro_batches")) mw.micro_batches = v->as_int(1, 100000);
+  if (const auto v = w.optional("stage")) {
+    mw.stage = static_cast<int>(v->as_int(0, INT32_MAX));
+    if (mw.stage >= mw.layout.pp) v->fail("stage " + std::to_string(mw.stage) + " does not exist: pp is " + std::to_string(mw.layout.pp));
+  }
+  if (const auto v = w.optional("backward")) mw.backward = v->as_bool();
+  if (const auto v = w.optional("precision")) mw.precision = v->as_enum({"deepseek_fp8", "bf16_mixed"});
+  mw.fp8 = mw.precision == "deepseek_fp8";
+  if (const auto v = w.optional("recompute")) {
+    const YamlMap r(*v, {"rms_norm", "mla_up_proj"});
+    if (const auto x = r.optional("rms_norm")) mw.recompute_norm = x->as_bool();
+    if (const auto x = r.optional("mla_up_proj")) mw.recompute_mla_up = x->as_bool();
+  }
+  if (const auto v = w.optional("routing")) {
+    const YamlMap r(*v, {"zipf_exponent"});
+    if (const auto x = r.optional("zipf_exponent")) mw.zipf_exponent = x->as_double(0, 10);
+    if (!mw.model.moe) v->fail("routing applies to MoE models only; " + mw.model.name + " is dense");
+  }
+  if (const auto v = w.optional("schedule")) {
+    mw.schedule = v->as_enum({"1f1b", "dualpipe"});
+    if (mw.schedule == "dualpipe" && mw.layout.pp % 2 != 0) v->fail("DualPipe needs an even pp, not " + std::to_string(mw.layout.pp));
+  }
+  if (cluster.partitions.size() < 2 && !w.has("partitions"))
+    w.node().fail("a model workload runs compute and communication on two SM partitions; the cluster has " +
+                  std::to_string(cluster.partitions.size()));
+  mw.compute_partition = 0;
+  mw.comm_partition = cluster.partitions.size() > 1 ? 1 : 0;
+  if (const auto v = w.optional("partitions")) {
+    const YamlMap p(*v, {"compute", "comm"});
+    mw.compute_partition = partition_index(cluster, p.required("compute"));
+    mw.comm_partition = partition_index(cluster, p.required("comm"));
+    if (mw.compute_partition == mw.comm_partition)
+      p.required("comm").fail("compute and communication need different SM partitions");
+  }
+  // Every pipeline rank must fit; the worst one is reported with its bytes by category.
+  const MemoryBreakdown worst = worst_rank_memory(memory_inputs(mw, cluster, 0), cluster.gpu);
+  if (!worst.fits()) layout_node.fail(does_not_fit_message(worst) + " on " + cluster.gpu.model);
+  return mw;
+}
+
+ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterConfig& c) {
+  const ParallelLayout& l = mw.layout;
+  ModelRunSummary s;
+  s.model = mw.model.name;
+  s.layout = "tp " + std::to_string(l.tp) + ", dp " + std::to_string(l.dp) + ", pp " + std::to_string(l.pp) + ", ep " +
+             std::to_string(l.ep) + (l.zero_stage == 1 ? ", ZeRO-1" : ", no ZeRO");
+  s.stage = mw.stage;
+  s.stage_gpus = l.tp * l.dp;
+  s.micro_batches = mw.micro_batches;
+  s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len;
+  s.precision = mw.precision;
+  s.schedule = mw.schedule;
+  s.placement = explain_placement(l, mw.model, gpus_per_node(c));
+  const MemoryBreakdown m = worst_rank_memory(memory_inputs(mw, c, 0), c.gpu);
+  s.worst_pp_rank = m.pp_rank;
+  const std::pair<MemoryCategory, const char*> cats[] = {{MemoryCategory::kWeights, "weights"},
+                                                         {MemoryCategory::kGradients, "gradients"},
+                                                         {MemoryCategory::kOptimizer, "optimizer"},
+                                                         {MemoryCategory::kActivations, "activations"},
+                                                         {MemoryCategory::kBuffers, "buffers"}};
+  for (const auto& [cat, name] : cats) s.memory_bytes.emplace_back(name, m.category_bytes(cat));
+  s.memory_available_bytes = m.available_bytes;
+  if (mw.model.moe && l.ep > 1) {
+    const MoeSpec& e = *mw.model.moe;
+    MoeRoutingSetup setup{e.routed_experts, e.top_k, e.groups, e.groups_per_token, l.ep, gpus_per_node(c), {}};
+    if (mw.zipf_exponent > 0) setup.expert_weight = zipf_expert_weights(e.routed_experts, mw.zipf_exponent);
+    const RoutingStats st = routing_stats(setup);
+    s.nodes_per_token = st.nodes_per_token;
+    s.gpus_per_token = st.gpus_per_token;
+  }
+  return s;
+}
+
+}  // namespace cs::models

@@ -1,0 +1,59 @@
+// The `model` workload: a model of the zoo (or the user's) in a parallel layout, run on the engine
+// as the op graphs of one pipeline stage: every GPU of the stage runs its layers' forward and
+// backward ops for a number of micro-batches, compute ops on the compute partition's stream and
+// the MoE all-to-alls and TP collectives on the communication partition's stream, so the two
+// overlap where the data allow it (the shared expert runs while the dispatch is in flight). The
+// pipeline schedule across stages comes with the schedule generators; this workload measures a
+// stage's chunks and checks that the layout fits in memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hw/yaml_reader.h"
+#include "models/memory_model.h"
+#include "models/model_spec.h"
+#include "models/op_workload.h"
+#include "models/parallel_layout.h"
+#include "models/scenario.h"
+
+namespace cs::models {
+
+struct ModelWorkload {
+  ModelSpec model;
+  ParallelLayout layout;
+  int64_t seq_len = 4096;
+  int64_t micro_batch = 1;    // sequences per micro-batch (per data-parallel rank)
+  int64_t micro_batches = 1;  // run one after another
+  int stage = 0;
+  bool backward = true;
+  bool fp8 = true;
+  bool recompute_norm = true;
+  bool recompute_mla_up = true;
+  double zipf_exponent = 0;   // expert-load skew; 0: balanced routing
+  std::string schedule = "1f1b";  // activation and parameter shape for the memory check: 1f1b | dualpipe
+  std::string precision = "deepseek_fp8";
+  int compute_partition = 0;  // indices into the cluster's SM partitions
+  int comm_partition = 1;
+  SourcePos pos, layout_pos;
+};
+
+// Reads `workload:` of kind `model` (scenarios/README.md); checks the layout against the model
+// and the cluster and the memory of every pipeline rank against the GPU's HBM. UserError at the
+// offending key, or at `layout` with the bytes by category when it does not fit.
+ModelWorkload parse_model_workload(const hw::YamlMap& w, const ClusterConfig& cluster);
+
+// GPUs per node as the layout sees them (a single switch is one node).
+int gpus_per_node(const ClusterConfig& c);
+
+// The memory inputs of the workload for one pipeline rank.
+MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig& c, int pp_rank);
+
+struct ModelRunSummary;  // models/scenario_runner.h
+// The workload's summary for the run result: placement, memory of the worst rank, routing.
+ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterConfig& c);
+
+// The op graph of one stage (see the file comment). Stream names: "compute" and "comm".
+OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& c);
+
+}  // namespace cs::models
