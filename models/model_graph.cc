@@ -63,6 +63,28 @@ bool is_shared_expert(const std::string& name) { return name.find(".shared_") !=
 
 }  // namespace
 
+WorkloadSize model_workload_size(const ModelWorkload& mw) {
+  const ParallelLayout& L = mw.layout;
+  LayerContext c;
+  c.tokens = mw.micro_batch * mw.seq_len;
+  c.seq_len = mw.seq_len;
+  c.tp = L.tp;
+  c.tp_comm = L.tp_comm;
+  c.ep = L.ep;
+  const auto seq = sequence(stage_units(mw, c), mw.backward);
+  const uint64_t gpus = static_cast<uint64_t>(L.tp) * L.dp, mbs = static_cast<uint64_t>(mw.micro_batches);
+  WorkloadSize w;
+  for (const auto& [label, op] : seq) {
+    // An op and about one dependency each; a collective's transfers over its group.
+    w.ops += 2 * gpus * mbs;
+    if (op.kind != LayerOpKind::kComm) continue;
+    const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
+    const uint64_t n = moe ? L.ep : L.tp, groups = gpus / n;
+    w.transfers += groups * mbs * sim::collective_transfers(moe ? sim::CollectiveKind::kAllToAll : tp_kind(op.comm), n);
+  }
+  return w;
+}
+
 OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl) {
   const ParallelLayout& L = mw.layout;
   const int gpn = gpus_per_node(cl);

@@ -4,6 +4,7 @@
 
 #include "models/model_zoo.h"
 #include "models/moe_routing.h"
+#include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 
 namespace cs::models {
@@ -116,6 +117,12 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     if (mw.compute_partition == mw.comm_partition)
       p.required("comm").fail("compute and communication need different SM partitions");
   }
+  const WorkloadSize size = model_workload_size(mw);
+  if (size.ops > static_cast<uint64_t>(kMaxExpandedOps) || size.transfers > static_cast<uint64_t>(kMaxTransfers))
+    w.optional("micro_batches").value_or(w.node()).fail("the stage's graph would hold " + std::to_string(size.ops) + " ops and dependencies and " +
+                  std::to_string(size.transfers) + " transfers, beyond the limits of " +
+                  std::to_string(kMaxExpandedOps) + " and " + std::to_string(kMaxTransfers) +
+                  ": run fewer micro_batches or a smaller layout");
   // Every pipeline rank must fit; the worst one is reported with its bytes by category.
   const MemoryBreakdown worst = worst_rank_memory(memory_inputs(mw, cluster, 0), cluster.gpu);
   if (!worst.fits()) layout_node.fail(does_not_fit_message(worst) + " on " + cluster.gpu.model);

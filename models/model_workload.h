@@ -53,6 +53,14 @@ struct ModelRunSummary;  // models/scenario_runner.h
 // The workload's summary for the run result: placement, memory of the worst rank, routing.
 ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterConfig& c);
 
+// Ops (with their dependencies) and point-to-point transfers the stage's graph will hold, to
+// refuse workloads beyond the loader's limits before building them.
+struct WorkloadSize {
+  uint64_t ops = 0;
+  uint64_t transfers = 0;
+};
+WorkloadSize model_workload_size(const ModelWorkload& mw);
+
 // The op graph of one stage (see the file comment). Stream names: "compute" and "comm".
 OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& c);
 

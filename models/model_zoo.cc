@@ -90,7 +90,7 @@ ModelSpec parse_model(const YamlNode& node) {
   if (const auto d = m.optional("description")) s.description = d->as_string();
   s.source = m.required("source").as_string();
   if (s.source.empty()) m.required("source").fail("say where the model's configuration comes from");
-  s.layers = static_cast<int>(m.required("layers").as_int(1, 100000));
+  s.layers = static_cast<int>(m.required("layers").as_int(1, 4096));
   s.hidden = dim(m, "hidden");
   s.vocab = dim(m, "vocab");
   if (const auto n = m.optional("norm"))

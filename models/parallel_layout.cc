@@ -88,33 +88,49 @@ std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64
   const double moe = m.moe ? forward(layer_ops(m, m.layers - 1, c)) : dense;
   double tail = forward(head_ops(m, c));
   for (int d = 0; d < m.mtp_depth; ++d) tail += forward(mtp_ops(m, c));
-  std::vector<double> prefix(n + 1, 0);
-  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + (m.is_moe_layer(i) ? moe : dense);
-  const auto cost = [&](int s, int from, int to) {  // layers [from, to) on stage s
-    return prefix[to] - prefix[from] + (s == pp - 1 ? tail : 0.0);
-  };
-  // best[s][i]: the smallest largest-stage cost of layers [0, i) on stages 0..s; ties keep the
-  // earliest cut, so extra layers go to later stages before the last.
-  constexpr double kInf = 1e300;
-  std::vector<std::vector<double>> best(pp, std::vector<double>(n + 1, kInf));
-  std::vector<std::vector<int>> cut(pp, std::vector<int>(n + 1, 0));
-  for (int i = 1; i <= n; ++i) best[0][i] = cost(0, 0, i);
-  for (int s = 1; s < pp; ++s)
-    for (int i = s + 1; i <= n; ++i)
-      for (int j = s; j < i; ++j) {
-        const double v = std::max(best[s - 1][j], cost(s, j, i));
-        if (v < best[s][i] * (1 - 1e-12)) {
-          best[s][i] = v;
-          cut[s][i] = j;
-        }
+  std::vector<double> cost(n);
+  for (int i = 0; i < n; ++i) cost[i] = m.is_moe_layer(i) ? moe : dense;
+  // Stages needed when no stage may exceed `cap`: filled greedily from the last stage (which also
+  // carries the head and MTP) towards the first, each with at least one layer; 0 if impossible.
+  // Any count up to pp can then be reached by splitting stages, which never raises the largest.
+  const double eps = 1e-9;
+  const auto fill = [&](double cap, std::vector<int>* split) {
+    int stages = 0, i = n;
+    double load = tail;
+    int taken = 0;
+    if (split) split->clear();
+    while (i > 0) {
+      if (taken > 0 && load + cost[i - 1] > cap * (1 + eps)) {
+        if (split) split->insert(split->begin(), taken);
+        ++stages;
+        load = 0;
+        taken = 0;
+        continue;
       }
-  std::vector<int> out(pp);
-  int end = n;
-  for (int s = pp - 1; s > 0; --s) {
-    out[s] = end - cut[s][end];
-    end = cut[s][end];
+      if (taken == 0 && load + cost[i - 1] > cap * (1 + eps)) return 0;
+      load += cost[i - 1];
+      ++taken;
+      --i;
+    }
+    if (split) split->insert(split->begin(), taken);
+    return stages + 1;
+  };
+  double lo = 0, hi = tail;
+  for (double c : cost) hi += c;
+  for (int it = 0; it < 200 && hi - lo > hi * 1e-12; ++it) {
+    const double mid = (lo + hi) / 2;
+    const int k = fill(mid, nullptr);
+    (k > 0 && k <= pp ? hi : lo) = mid;
   }
-  out[0] = end;
+  std::vector<int> out;
+  fill(hi, &out);
+  // Fewer stages than pp: split the front stages, one layer off at a time, so the stages with
+  // the embedding and the first layers get the fewest.
+  while (static_cast<int>(out.size()) < pp) {
+    const auto it = std::find_if(out.begin(), out.end(), [](int v) { return v > 1; });
+    --*it;
+    out.insert(out.begin(), 1);
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "hw/user_error.h"
+#include "models/model_workload.h"
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"
 
@@ -17,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     int64_t ops = 0;
     for (const auto& s : sc.streams)
       for (const auto& op : s.ops) ops += (op.repeat + static_cast<int64_t>(op.after.size())) * s.gpus.size();
-    if (ops <= 100'000) cs::models::build_op_workload(sc);
+    if (sc.model) ops = static_cast<int64_t>(cs::models::model_workload_size(*sc.model).ops);
+    if (ops <= 200'000) cs::models::build_op_workload(sc);
   } catch (const cs::hw::UserError&) {
   }
   return 0;

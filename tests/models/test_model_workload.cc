@@ -186,6 +186,8 @@ TEST_CASE("model workload: impossible layouts and options are refused at their k
   CHECK(error_of(switch_scenario(4, "deepsek-v3", "  layout: {dp: 4}\n")).find("s.yaml:10:10: unknown model 'deepsek-v3'") == 0);
   CHECK(error_of(switch_scenario(4, kTinyDense, "  layout: {dp: 4}\n  partitions: {compute: comm, comm: comm}\n"))
             .find("compute and communication need different SM partitions") != std::string::npos);
+  CHECK(error_of(preset_scenario("  layout: {pp: 16, dp: 128, ep: 64}\n  micro_batches: 100000\n"))
+            .find("s.yaml:10:18: the stage's graph would hold") == 0);
   CHECK(error_of(switch_scenario(4, kTinyDense, "  layout: {dp: 4}\n  streams: []\n")).find("unknown key 'streams'") !=
         std::string::npos);
 }
