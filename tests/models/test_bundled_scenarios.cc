@@ -175,3 +175,17 @@ TEST_CASE("bundled DeepSeek-V3 stage: the communication stream carries the route
   CHECK(r.makespan.to_ms() > stream_named(r, "compute").busy_mean.to_ms());
   CHECK(r.makespan.to_ms() < stream_named(r, "compute").busy_mean.to_ms() + comm_ms);
 }
+
+// Llama 3 70B TP8: 336 ring collectives per GPU (21 layers x 8 x 2 micro-batches), each 7 phases of
+// 134.2 MB / 8 on 20 comm SMs at 7.65 GB/s, plus 7 NVLink latencies (scenario header).
+TEST_CASE("bundled Llama 3 70B TP8: tensor-parallel collectives follow the ring closed form", "[bundled]") {
+  const Scenario sc = cs::models::load_scenario_file(scenario_path("llama3-70b-tp8-h100.yaml"));
+  const RunResult r = cs::models::run_scenario(sc);
+  const auto& comm = stream_named(r, "comm");
+  CHECK(comm.ops_per_gpu == 336);
+  const double bytes = 8192.0 * 8192 * 2 * 7 / 8;
+  const double one_ms = bytes / (20 * 7.65e9) * 1e3 + 7 * sc.cluster.figures.nvlink_lat_ns * 1e-6;
+  CHECK(comm.busy_mean.to_ms() == Approx(336 * one_ms).epsilon(1e-3));
+  REQUIRE(r.model);
+  CHECK(r.model->stage_gpus == 256);
+}
