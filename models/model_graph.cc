@@ -72,7 +72,7 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
   c.tp_comm = L.tp_comm;
   c.ep = L.ep;
   const auto seq = sequence(stage_units(mw, c), mw.backward);
-  const uint64_t gpus = static_cast<uint64_t>(L.tp) * L.dp, mbs = static_cast<uint64_t>(mw.micro_batches);
+  const uint64_t gpus = static_cast<uint64_t>(L.tp) * (!mw.folded ? L.dp : mw.model.moe ? L.ep : 1), mbs = static_cast<uint64_t>(mw.micro_batches);
   WorkloadSize w;
   for (const auto& [label, op] : seq) {
     // An op and about one dependency each; a collective's transfers over its group.
@@ -111,7 +111,8 @@ OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl
   // The GPUs of the stage, and each one's op sequence (expert GEMM rows differ per EP rank when
   // routing is skewed; everything else is the same).
   std::vector<int> gpus;
-  for (int dp = 0; dp < L.dp; ++dp)
+  const int dp_simulated = !mw.folded ? L.dp : mw.model.moe ? L.ep : 1;
+  for (int dp = 0; dp < dp_simulated; ++dp)
     for (int tp = 0; tp < L.tp; ++tp) gpus.push_back(gpu_of(L, tp, dp, mw.stage));
   std::map<int, std::vector<std::pair<std::string, LayerOp>>> seq_by_ep;
   for (int r = 0; r < L.ep; ++r) {

@@ -89,6 +89,7 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     if (mw.stage >= mw.layout.pp) v->fail("stage " + std::to_string(mw.stage) + " does not exist: pp is " + std::to_string(mw.layout.pp));
   }
   if (const auto v = w.optional("backward")) mw.backward = v->as_bool();
+  if (const auto v = w.optional("fidelity")) mw.folded = v->as_enum({"full", "folded"}) == "folded";
   if (const auto v = w.optional("precision")) mw.precision = v->as_enum({"deepseek_fp8", "bf16_mixed"});
   mw.fp8 = mw.precision == "deepseek_fp8";
   if (const auto v = w.optional("recompute")) {
@@ -137,6 +138,8 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
              std::to_string(l.ep) + (l.zero_stage == 1 ? ", ZeRO-1" : ", no ZeRO");
   s.stage = mw.stage;
   s.stage_gpus = l.tp * l.dp;
+  s.simulated_gpus = mw.folded ? l.tp * (mw.model.moe ? l.ep : 1) : s.stage_gpus;
+  s.fidelity = mw.folded ? "folded" : "full";
   s.micro_batches = mw.micro_batches;
   s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len;
   s.precision = mw.precision;

@@ -33,6 +33,10 @@ struct ModelWorkload {
   double zipf_exponent = 0;   // expert-load skew; 0: balanced routing
   std::string schedule = "1f1b";  // activation and parameter shape for the memory check: 1f1b | dualpipe
   std::string precision = "deepseek_fp8";
+  // `folded`: simulate one data-parallel replica of the stage (one EP group; a dense model's one
+  // TP group) instead of all of them. Replicas of a stage exchange nothing within a micro-batch,
+  // so the two agree wherever the replicas do not contend for the same links.
+  bool folded = false;
   int compute_partition = 0;  // indices into the cluster's SM partitions
   int comm_partition = 1;
   SourcePos pos, layout_pos;

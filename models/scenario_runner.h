@@ -37,6 +37,8 @@ struct ModelRunSummary {
   std::string layout;  // e.g. "tp 1, dp 128, pp 16, ep 64, ZeRO-1"
   int stage = 0;
   int stage_gpus = 0;
+  int simulated_gpus = 0;  // fewer than stage_gpus when replicas are folded
+  std::string fidelity;    // "full" or "folded"
   int64_t micro_batches = 0;
   int64_t tokens_per_micro_batch = 0;  // per GPU
   std::string precision;

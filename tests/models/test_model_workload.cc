@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 #include <string>
 
@@ -190,4 +191,25 @@ TEST_CASE("model workload: impossible layouts and options are refused at their k
             .find("s.yaml:10:18: the stage's graph would hold") == 0);
   CHECK(error_of(switch_scenario(4, kTinyDense, "  layout: {dp: 4}\n  streams: []\n")).find("unknown key 'streams'") !=
         std::string::npos);
+}
+
+TEST_CASE("model workload: folding the data-parallel replicas agrees with simulating them all", "[model_workload]") {
+  // Replicas of a stage exchange nothing within a micro-batch, and here they share no link: the
+  // EP groups' all-to-alls stay under their own leaf ports, the TP groups inside their nodes.
+  for (const char* file : {"deepseek-v3-stage-h800.yaml", "llama3-70b-tp8-h100.yaml"}) {
+    INFO(file);
+    const Scenario full = load_scenario_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + file);
+    Scenario folded = full;
+    ModelWorkload mw = *full.model;
+    mw.folded = true;
+    folded.model = std::make_shared<const ModelWorkload>(mw);
+    const RunResult a = run_scenario(full), b = run_scenario(folded);
+    CHECK(b.makespan == a.makespan);
+    CHECK(b.streams[0].busy_mean == a.streams[0].busy_mean);
+    CHECK(b.streams[1].busy_mean == a.streams[1].busy_mean);
+    REQUIRE(b.model);
+    CHECK(b.model->simulated_gpus < a.model->simulated_gpus);
+    CHECK(b.model->fidelity == "folded");
+    CHECK(b.ops * 2 <= a.ops);
+  }
 }
