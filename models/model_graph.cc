@@ -6,6 +6,7 @@
 #include "models/layer_ops.h"
 #include "models/model_workload.h"
 #include "models/moe_routing.h"
+#include "models/stage_emitter.h"
 
 namespace cs::models {
 
@@ -31,10 +32,16 @@ std::vector<UnitOps> stage_units(const ModelWorkload& mw, const LayerContext& c)
   const int first = first_layer_of_stage(split, mw.stage);
   std::vector<UnitOps> units;
   if (mw.stage == 0) units.push_back(split_unit("", embedding_ops(m, c)));
-  for (int l = first; l < first + split[mw.stage]; ++l) units.push_back(split_unit("L" + std::to_string(l) + ".", layer_ops(m, l, c)));
+  // Built by append: g++ 12 warns falsely (-Wrestrict) on "L" + std::to_string(l).
+  const auto prefix = [](const char* head, int i) {
+    std::string p(head);
+    p.append(std::to_string(i)).push_back('.');
+    return p;
+  };
+  for (int l = first; l < first + split[mw.stage]; ++l) units.push_back(split_unit(prefix("L", l), layer_ops(m, l, c)));
   if (mw.stage == mw.layout.pp - 1) {
     units.push_back(split_unit("", head_ops(m, c)));
-    for (int d = 0; d < m.mtp_depth; ++d) units.push_back(split_unit(d == 0 ? "" : "mtp" + std::to_string(d) + ".", mtp_ops(m, c)));
+    for (int d = 0; d < m.mtp_depth; ++d) units.push_back(split_unit(d == 0 ? "" : prefix("mtp", d), mtp_ops(m, c)));
   }
   return units;
 }
@@ -58,8 +65,6 @@ sim::CollectiveKind tp_kind(CommOp c) {
     default: return sim::CollectiveKind::kAllReduce;
   }
 }
-
-bool is_shared_expert(const std::string& name) { return name.find(".shared_") != std::string::npos; }
 
 }  // namespace
 
@@ -98,99 +103,42 @@ OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl
   base.recompute_norm = mw.recompute_norm;
   base.recompute_mla_up = mw.recompute_mla_up;
 
-  std::optional<MoeRoutingSetup> setup;
-  RoutingStats stats;
-  if (mw.model.moe && L.ep > 1) {
-    const MoeSpec& e = *mw.model.moe;
-    setup = MoeRoutingSetup{e.routed_experts, e.top_k, e.groups, e.groups_per_token, L.ep, gpn, {}};
-    if (mw.zipf_exponent > 0) setup->expert_weight = zipf_expert_weights(e.routed_experts, mw.zipf_exponent);
-    stats = routing_stats(*setup);
-  }
-  const double tokens = static_cast<double>(base.tokens);
-
-  // The GPUs of the stage, and each one's op sequence (expert GEMM rows differ per EP rank when
-  // routing is skewed; everything else is the same).
+  // The GPUs of the stage (one replica when folded).
   std::vector<int> gpus;
   const int dp_simulated = !mw.folded ? L.dp : mw.model.moe ? L.ep : 1;
   for (int dp = 0; dp < dp_simulated; ++dp)
     for (int tp = 0; tp < L.tp; ++tp) gpus.push_back(gpu_of(L, tp, dp, mw.stage));
-  std::map<int, std::vector<std::pair<std::string, LayerOp>>> seq_by_ep;
-  for (int r = 0; r < L.ep; ++r) {
-    LayerContext c = base;
-    if (setup) c.expert_rows = stats.rows_per_token[r] * tokens * L.ep;
-    seq_by_ep[r] = sequence(stage_units(mw, c), mw.backward);
-    if (!setup) break;  // one sequence serves every rank
-  }
 
   OpWorkload w;
   w.stream_names = {"compute", "comm"};
   w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[mw.comm_partition].name};
   w.engine_streams.resize(2);
-  std::vector<sim::StreamId> compute(gpus.size()), comm(gpus.size());
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    compute[i] = w.graph.add_stream(gpus[i], mw.compute_partition, "compute");
-    comm[i] = w.graph.add_stream(gpus[i], mw.comm_partition, "comm");
-    w.engine_streams[0].push_back(compute[i].v);
-    w.engine_streams[1].push_back(comm[i].v);
+  std::vector<sim::StreamId> compute, comm;
+  for (int gpu : gpus) {
+    compute.push_back(w.graph.add_stream(gpu, mw.compute_partition, "compute"));
+    comm.push_back(w.graph.add_stream(gpu, mw.comm_partition, "comm"));
+    w.engine_streams[0].push_back(compute.back().v);
+    w.engine_streams[1].push_back(comm.back().v);
   }
-  std::map<std::pair<CommOp, double>, std::vector<sim::Transfer>> a2a_cache;
-  const auto a2a = [&](CommOp dir, double bytes_per_token) -> const std::vector<sim::Transfer>& {
-    auto [it, fresh] = a2a_cache.try_emplace({dir, bytes_per_token});
-    if (fresh)
-      it->second = dir == CommOp::kDispatch ? dispatch_transfers(*setup, stats, tokens, bytes_per_token)
-                                            : combine_transfers(*setup, stats, tokens, bytes_per_token);
-    return it->second;
-  };
+  StageEmitter emitter(w.graph, mw, cl, gpus, compute, comm);
 
-  const size_t n = gpus.size();
-  std::vector<std::optional<sim::OpId>> last_compute(n), last_comm(n);
-  std::vector<bool> comm_consumed(n, true);
-  const auto& seq0 = seq_by_ep.begin()->second;
-  for (int64_t mb = 0; mb < mw.micro_batches; ++mb) {
-    for (size_t k = 0; k < seq0.size(); ++k) {
-      const LayerOp& op0 = seq0[k].second;
-      const std::string& label = seq0[k].first;
-      if (op0.kind != LayerOpKind::kComm) {
-        for (size_t i = 0; i < n; ++i) {
-          const int r = rank_coords(L, gpus[i], gpn).ep;
-          const LayerOp& op = setup ? seq_by_ep[r][k].second : op0;
-          const sim::OpId id = op.kind == LayerOpKind::kGemm
-                                   ? w.graph.add_gemm(compute[i], op.gemm, label)
-                                   : w.graph.add_compute(compute[i], sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16}, label);
-          // Data from the last collective: everything but the shared expert waits for it.
-          if (last_comm[i] && !comm_consumed[i] && !is_shared_expert(label)) {
-            w.graph.add_dep(id, *last_comm[i]);
-            comm_consumed[i] = true;
-          }
-          // A collective waits for the routed path only, so the shared expert's forward overlaps
-          // the dispatch and its backward overlaps the dispatch's backward.
-          if (!is_shared_expert(label)) last_compute[i] = id;
-        }
-        continue;
-      }
-      const bool moe = op0.comm == CommOp::kDispatch || op0.comm == CommOp::kCombine;
-      if (moe && !setup) continue;  // ep == 1: experts are local, nothing moves
-      // Groups: EP ranks of one expert-data-parallel replica, or TP ranks of one DP rank.
-      std::map<int, std::vector<size_t>> groups;
-      for (size_t i = 0; i < n; ++i) {
-        const RankCoords rc = rank_coords(L, gpus[i], gpn);
-        groups[moe ? rc.edp : rc.dp].push_back(i);  // members in EP (or TP) rank order
-      }
-      for (const auto& [key, members] : groups) {
-        std::vector<sim::StreamId> streams;
-        for (size_t i : members) streams.push_back(comm[i]);
-        const std::vector<sim::OpId> ids =
-            moe ? w.graph.add_all_to_all_v(streams, a2a(op0.comm, op0.comm_bytes), label)
-                : w.graph.add_collective(tp_kind(op0.comm), op0.comm_bytes, streams, label);
-        for (size_t j = 0; j < members.size(); ++j) {
-          const size_t i = members[j];
-          if (last_compute[i]) w.graph.add_dep(ids[j], *last_compute[i]);
-          last_comm[i] = ids[j];
-          comm_consumed[i] = false;
-        }
-      }
+  // Each EP rank's op sequence: expert GEMM rows differ per rank when routing is skewed.
+  const std::optional<MoeRoutingSetup> setup = workload_routing(mw, gpn);
+  const RoutingStats stats = setup ? routing_stats(*setup) : RoutingStats{};
+  std::vector<std::vector<LayerOp>> per_rank;
+  std::vector<ChunkOp> order;
+  for (int r = 0; r < (setup && mw.zipf_exponent > 0 ? L.ep : 1); ++r) {
+    LayerContext c = base;
+    if (setup) c.expert_rows = stats.rows_per_token[r] * static_cast<double>(base.tokens) * L.ep;
+    const auto seq = sequence(stage_units(mw, c), mw.backward);
+    per_rank.emplace_back();
+    for (size_t k = 0; k < seq.size(); ++k) {
+      per_rank.back().push_back(seq[k].second);
+      if (r == 0) order.push_back(ChunkOp{seq[k].first, k, 0});
     }
   }
+  emitter.set_ops(std::move(per_rank));
+  for (int64_t mb = 0; mb < mw.micro_batches; ++mb) emitter.emit(order);
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
   return w;
 }

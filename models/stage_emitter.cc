@@ -1,0 +1,123 @@
+#include "models/stage_emitter.h"
+
+namespace cs::models {
+
+namespace {
+
+constexpr int kSlots = 2;
+
+sim::CollectiveKind tp_kind(CommOp c) {
+  switch (c) {
+    case CommOp::kTpReduceScatter: return sim::CollectiveKind::kReduceScatter;
+    case CommOp::kTpAllGather: return sim::CollectiveKind::kAllGather;
+    default: return sim::CollectiveKind::kAllReduce;
+  }
+}
+
+bool is_shared_expert(const std::string& name) { return name.find(".shared_") != std::string::npos; }
+
+}  // namespace
+
+std::optional<MoeRoutingSetup> workload_routing(const ModelWorkload& mw, int gpus_per_node) {
+  if (!mw.model.moe || mw.layout.ep == 1) return std::nullopt;
+  const MoeSpec& e = *mw.model.moe;
+  MoeRoutingSetup s{e.routed_experts, e.top_k, e.groups, e.groups_per_token, mw.layout.ep, gpus_per_node, {}};
+  if (mw.zipf_exponent > 0) s.expert_weight = zipf_expert_weights(e.routed_experts, mw.zipf_exponent);
+  return s;
+}
+
+StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const ClusterConfig& cl, std::vector<int> gpus,
+                           std::vector<sim::StreamId> compute, std::vector<sim::StreamId> comm)
+    : g_(graph), mw_(mw), gpn_(gpus_per_node(cl)), gpus_(std::move(gpus)), compute_(std::move(compute)),
+      comm_(std::move(comm)) {
+  setup_ = workload_routing(mw, gpn_);
+  if (setup_) stats_ = routing_stats(*setup_);
+  tokens_ = static_cast<double>(mw.micro_batch * mw.seq_len);
+  const size_t n = gpus_.size();
+  for (size_t i = 0; i < n; ++i) {
+    const RankCoords rc = rank_coords(mw.layout, gpus_[i], gpn_);
+    ep_rank_.push_back(rc.ep);
+    ep_groups_[rc.edp].push_back(i);
+    tp_groups_[rc.dp].push_back(i);
+  }
+  last_compute_.assign(kSlots, std::vector<std::optional<sim::OpId>>(n));
+  last_comm_ = last_any_ = last_compute_;
+  comm_consumed_.assign(kSlots, std::vector<bool>(n, true));
+  pending_.assign(kSlots, std::vector<std::vector<sim::OpId>>(n));
+}
+
+void StageEmitter::set_ops(std::vector<std::vector<LayerOp>> per_ep_rank) { ops_ = std::move(per_ep_rank); }
+
+void StageEmitter::reset(int slot) {
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    last_compute_[slot][i].reset();
+    last_comm_[slot][i].reset();
+    last_any_[slot][i].reset();
+    comm_consumed_[slot][i] = true;
+  }
+}
+
+const std::vector<sim::Transfer>& StageEmitter::a2a(CommOp dir, double bytes_per_token) {
+  auto [it, fresh] = a2a_cache_.try_emplace({dir, bytes_per_token});
+  if (fresh)
+    it->second = dir == CommOp::kDispatch ? dispatch_transfers(*setup_, stats_, tokens_, bytes_per_token)
+                                          : combine_transfers(*setup_, stats_, tokens_, bytes_per_token);
+  return it->second;
+}
+
+void StageEmitter::take_pending(int slot, size_t i, sim::OpId id) {
+  for (sim::OpId d : pending_[slot][i]) g_.add_dep(id, d);
+  pending_[slot][i].clear();
+  last_any_[slot][i] = id;
+}
+
+void StageEmitter::emit(const std::vector<ChunkOp>& order) {
+  for (const ChunkOp& c : order) {
+    if (ops_.front()[c.index].kind == LayerOpKind::kComm)
+      emit_comm(c);
+    else
+      emit_compute(c);
+  }
+}
+
+void StageEmitter::emit_compute(const ChunkOp& c) {
+  const bool shared = is_shared_expert(c.label);
+  for (size_t i = 0; i < gpus_.size(); ++i) {
+    // Expert GEMM rows differ per EP rank when routing is skewed; everything else is the same.
+    const LayerOp& op = ops_[ops_.size() == 1 ? 0 : ep_rank_[i]][c.index];
+    const sim::OpId id = op.kind == LayerOpKind::kGemm
+                             ? g_.add_gemm(compute_[i], op.gemm, c.label)
+                             : g_.add_compute(compute_[i], sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16},
+                                              c.label);
+    take_pending(c.slot, i, id);
+    // Data from the chunk's last collective: everything but the shared expert waits for it.
+    if (last_comm_[c.slot][i] && !comm_consumed_[c.slot][i] && !shared) {
+      g_.add_dep(id, *last_comm_[c.slot][i]);
+      comm_consumed_[c.slot][i] = true;
+    }
+    // A collective waits for the routed path only, so the shared expert's forward overlaps the
+    // dispatch and its backward overlaps the dispatch's backward.
+    if (!shared) last_compute_[c.slot][i] = id;
+  }
+}
+
+void StageEmitter::emit_comm(const ChunkOp& c) {
+  const LayerOp& op = ops_.front()[c.index];
+  const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
+  if (moe && !setup_) return;  // ep == 1: experts are local, nothing moves
+  for (const auto& [key, members] : moe ? ep_groups_ : tp_groups_) {
+    std::vector<sim::StreamId> streams;
+    for (size_t i : members) streams.push_back(comm_[i]);
+    const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label)
+                                           : g_.add_collective(tp_kind(op.comm), op.comm_bytes, streams, c.label);
+    for (size_t j = 0; j < members.size(); ++j) {
+      const size_t i = members[j];
+      take_pending(c.slot, i, ids[j]);
+      if (last_compute_[c.slot][i]) g_.add_dep(ids[j], *last_compute_[c.slot][i]);
+      last_comm_[c.slot][i] = ids[j];
+      comm_consumed_[c.slot][i] = false;
+    }
+  }
+}
+
+}  // namespace cs::models

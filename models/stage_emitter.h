@@ -1,0 +1,76 @@
+// Emits chunks of layer ops for the GPUs of one pipeline stage (all its data-parallel replicas,
+// or one when folded) into an op graph: compute ops on each GPU's compute stream, MoE all-to-alls
+// (all-to-all-v over the EP group) and TP collectives on its communication stream.
+//
+// Data dependencies are tracked per chunk slot, so two chunks can be interleaved in one stream
+// order (DualPipe's overlapped forward-and-backward pairs): an op waits for its own chunk's last
+// collective (the shared expert excepted: it overlaps the dispatch), and a collective waits for its
+// own chunk's last routed-path compute op. Stream order does the rest.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/layer_ops.h"
+#include "models/model_workload.h"
+#include "models/moe_routing.h"
+#include "sim/op_graph.h"
+
+namespace cs::models {
+
+// One op of a chunk: `slot` names the chunk among those being interleaved (0 or 1).
+struct ChunkOp {
+  std::string label;
+  size_t index = 0;  // position in the per-EP-rank op lists the emitter was given
+  int slot = 0;
+};
+
+class StageEmitter {
+ public:
+  // `gpus`: the GPUs that run, in (dp, tp) order; `compute`/`comm`: their streams.
+  StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const ClusterConfig& cl, std::vector<int> gpus,
+               std::vector<sim::StreamId> compute, std::vector<sim::StreamId> comm);
+
+  // Per EP rank (one list when routing is uniform), the LayerOps a chunk sequence refers to by index.
+  void set_ops(std::vector<std::vector<LayerOp>> per_ep_rank);
+  // Emits ops in the given order on every GPU.
+  void emit(const std::vector<ChunkOp>& order);
+  // The next op of `slot` on GPU `i` also waits for `dep` (a pipeline receive, a previous chunk).
+  void wait_for(int slot, size_t i, sim::OpId dep) { pending_[slot][i].push_back(dep); }
+  // The last op a slot emitted on GPU `i` (compute or collective), if any; clears with reset().
+  std::optional<sim::OpId> last(int slot, size_t i) const { return last_any_[slot][i]; }
+  void reset(int slot);
+
+  const std::vector<int>& gpus() const { return gpus_; }
+  const std::vector<sim::StreamId>& comm_streams() const { return comm_; }
+
+ private:
+  const std::vector<sim::Transfer>& a2a(CommOp dir, double bytes_per_token);
+  void emit_compute(const ChunkOp& c);
+  void emit_comm(const ChunkOp& c);
+  void take_pending(int slot, size_t i, sim::OpId id);
+
+  sim::OpGraph& g_;
+  const ModelWorkload& mw_;
+  int gpn_;
+  std::vector<int> gpus_;
+  std::vector<int> ep_rank_;  // per GPU index
+  std::vector<sim::StreamId> compute_, comm_;
+  std::optional<MoeRoutingSetup> setup_;
+  RoutingStats stats_;
+  double tokens_ = 0;
+  std::vector<std::vector<LayerOp>> ops_;
+  std::map<std::pair<CommOp, double>, std::vector<sim::Transfer>> a2a_cache_;
+  std::map<int, std::vector<size_t>> ep_groups_, tp_groups_;  // members in rank order
+  // Per slot (2) and GPU index.
+  std::vector<std::vector<std::optional<sim::OpId>>> last_compute_, last_comm_, last_any_;
+  std::vector<std::vector<bool>> comm_consumed_;
+  std::vector<std::vector<std::vector<sim::OpId>>> pending_;
+};
+
+// The routing the workload's MoE layers use (none for a dense model or ep 1).
+std::optional<MoeRoutingSetup> workload_routing(const ModelWorkload& mw, int gpus_per_node);
+
+}  // namespace cs::models
