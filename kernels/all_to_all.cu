@@ -1,11 +1,10 @@
 // cs_all_to_all: intranode all-to-all between all visible GPUs, driven by one process with peer
-// access. Ours: on each GPU a kernel of k CTAs (one per SM) writes its per-peer chunks directly
-// into the peers' receive buffers over NVLink (16-byte vector stores), then each CTA fences and
-// bumps an arrival counter in every receiver; a receiver's kernel ends only when all n*k arrivals
-// for this launch are in. Launches are aligned by a flag barrier across the GPUs at kernel start,
-// so back-to-back launches behave like back-to-back collectives. NCCL (when built with nccl.h):
-// grouped ncclSend/ncclRecv, one communicator set per CTA limit k (ncclConfig_t minCTAs =
-// maxCTAs = k, ncclCommInitRankConfig per rank inside one ncclGroupStart/End).
+// access. Ours (all_to_all/copy_kernels.cuh): on each GPU a kernel of k CTAs (one per SM) writes
+// its per-peer chunks directly into the peers' receive buffers over NVLink with 16-byte stores,
+// the local chunk copied alongside (by CTAs of its own once k is large enough to fill NVLink); a
+// receiver's kernel ends only when all n*k CTAs of the launch have arrived. NCCL (when built with nccl.h): grouped ncclSend/ncclRecv, one communicator
+// set per CTA limit k (ncclConfig_t minCTAs = maxCTAs = k, ncclCommInitRankConfig per rank inside
+// one ncclGroupStart/End).
 //
 // Payloads: FP8 dispatch (bytes, tokens x 7168 x top-k routed copies) and BF16 combine (16-bit
 // elements, tokens x 7168 x 2 bytes), balanced routing: each GPU sends size/n bytes to every GPU
@@ -28,16 +27,25 @@
 #include <string>
 #include <vector>
 
+#include "all_to_all/copy_kernels.cuh"
 #include "all_to_all/options.h"
 #include "common/check.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
 
-using cs::kernels::a2a::Mode;
-using cs::kernels::a2a::Options;
+using cs::kernels::a2a::check_recv;
 using cs::kernels::a2a::elem_bytes;
+using cs::kernels::a2a::fill_send;
+using cs::kernels::a2a::Kernel;
+using cs::kernels::a2a::kernel_name;
+using cs::kernels::a2a::kMaxGpus;
+using cs::kernels::a2a::Launch;
+using cs::kernels::a2a::Mode;
 using cs::kernels::a2a::mode_name;
+using cs::kernels::a2a::Only;
+using cs::kernels::a2a::Options;
 using cs::kernels::a2a::parse_args;
+using cs::kernels::a2a::Peers;
 using cs::kernels::a2a::print_usage;
 
 namespace {
@@ -46,10 +54,8 @@ using cs::kernels::JsonWriter;
 
 constexpr int kSchemaVersion = 1;
 constexpr const char* kProgram = "cs_all_to_all";
-constexpr int kThreads = 512;
 constexpr int kHidden = 7168;
 constexpr int kTopK = 8;
-constexpr int kMaxGpus = 8;
 
 #ifdef CS_HAVE_NCCL
 #define CS_NCCL_CHECK(expr)                                                                        \
@@ -61,98 +67,6 @@ constexpr int kMaxGpus = 8;
   } while (0)
 #endif
 
-
-struct Peers {
-  uint4* recv[kMaxGpus];                   // each GPU's receive buffer (peer pointers)
-  unsigned long long* barrier[kMaxGpus];   // each GPU's barrier slots, one per source GPU
-  unsigned long long* arrive[kMaxGpus];    // each GPU's arrival counter
-};
-
-__device__ __forceinline__ unsigned long long ld_acquire_sys(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-// One all-to-all from GPU `self`: send holds n chunks of chunk16 uint4s, chunk p for GPU p, which
-// lands at recv[p] + self * chunk16. epoch counts launches from 1 (same on every GPU); want is the
-// arrival count a receiver has seen once this launch is complete (sum of n * k over launches).
-__global__ void __launch_bounds__(kThreads) a2a_kernel(const uint4* __restrict__ send, Peers peers, int n, int self,
-                                                       unsigned long long chunk16, unsigned long long epoch,
-                                                       unsigned long long want) {
-  // Barrier: every GPU has started this launch (so no GPU runs ahead into a receiver that is
-  // still in the previous one, and the timing covers aligned collectives).
-  if (threadIdx.x == 0) {
-    if (blockIdx.x == 0) {
-      for (int p = 0; p < n; ++p) {
-        unsigned long long* slot = peers.barrier[p] + self;
-        asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(slot), "l"(epoch) : "memory");
-      }
-    }
-    for (int p = 0; p < n; ++p) {
-      while (ld_acquire_sys(peers.barrier[self] + p) < epoch) {
-      }
-    }
-  }
-  __syncthreads();
-
-  const unsigned long long per_cta = (chunk16 + gridDim.x - 1) / gridDim.x;
-  const unsigned long long begin = per_cta * blockIdx.x;
-  const unsigned long long end = begin + per_cta < chunk16 ? begin + per_cta : chunk16;
-  for (int i = 0; i < n; ++i) {
-    const int p = (self + 1 + i) % n;  // the local copy last, peers in rotated order
-    const uint4* src = send + static_cast<unsigned long long>(p) * chunk16;
-    uint4* dst = peers.recv[p] + static_cast<unsigned long long>(self) * chunk16;
-    unsigned long long j = begin + threadIdx.x;
-    for (; j + 3 * kThreads < end; j += 4 * kThreads) {
-      const uint4 a = src[j], b = src[j + kThreads], c = src[j + 2 * kThreads], d = src[j + 3 * kThreads];
-      dst[j] = a;
-      dst[j + kThreads] = b;
-      dst[j + 2 * kThreads] = c;
-      dst[j + 3 * kThreads] = d;
-    }
-    for (; j < end; j += kThreads) dst[j] = src[j];
-  }
-
-  // Completion: each CTA publishes its stores, then counts itself in at every receiver.
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    for (int p = 0; p < n; ++p) atomicAdd(peers.arrive[p], 1ull);
-    if (blockIdx.x == 0) {
-      while (ld_acquire_sys(peers.arrive[self]) < want) {
-      }
-    }
-  }
-}
-
-// The pattern: 32-bit word w of the chunk that GPU src sends to GPU dst, for a payload seed.
-__host__ __device__ __forceinline__ uint32_t pattern(uint32_t seed, int src, int dst, unsigned long long w) {
-  uint32_t x = static_cast<uint32_t>(w) * 0x9E3779B1u ^ static_cast<uint32_t>(w >> 32) * 0x85EBCA77u;
-  x ^= seed + 0x27d4eb2fu * static_cast<uint32_t>(src * kMaxGpus + dst + 1);
-  x ^= x >> 15;
-  x *= 0x2c1b3c6du;
-  x ^= x >> 12;
-  return x;
-}
-
-__global__ void fill_send(uint32_t* send, int n, int self, unsigned long long chunk_words, uint32_t seed) {
-  const unsigned long long total = chunk_words * n;
-  for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < total; i += 1ull * gridDim.x * blockDim.x) {
-    send[i] = pattern(seed, self, static_cast<int>(i / chunk_words), i % chunk_words);
-  }
-}
-
-__global__ void check_recv(const uint32_t* recv, int n, int self, unsigned long long chunk_words, uint32_t seed,
-                           unsigned long long* bad, unsigned long long* first_bad) {
-  const unsigned long long total = chunk_words * n;
-  for (unsigned long long i = blockIdx.x * 1ull * blockDim.x + threadIdx.x; i < total; i += 1ull * gridDim.x * blockDim.x) {
-    if (recv[i] != pattern(seed, static_cast<int>(i / chunk_words), self, i % chunk_words)) {
-      atomicAdd(bad, 1ull);
-      atomicMin(first_bad, i);
-    }
-  }
-}
 
 struct Record {
   std::string impl;
@@ -271,14 +185,37 @@ class Bench {
     return why;
   }
 
-  void launch_ours(unsigned long long bytes, int k) {
+  // Our kernel; dynamic shared memory above half an SM's keeps one CTA per SM.
+  void configure_ours(const Options& o) {
+    opt_ = o;
+    for (auto& g : g_) {
+      CS_CUDA_CHECK(cudaSetDevice(g.dev));
+      CS_CUDA_CHECK(cudaFuncSetAttribute(ours_function(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         static_cast<int>(kOneCtaPerSmBytes)));
+    }
+  }
+
+  // CTAs (of k) that copy the local chunk alone; 0: every CTA copies its slice of every chunk.
+  int self_ctas(int k) const {
+    if (opt_.kernel != Kernel::kTiled || opt_.self_ctas == 0) return 0;
+    if (opt_.self_ctas > 0) return std::min(opt_.self_ctas, k / 2);
+    const int own = (cs::kernels::a2a::kLinkCtas + n() - 2) / (n() - 1);
+    return k >= 2 * cs::kernels::a2a::kLinkCtas ? own : 0;
+  }
+
+  // One all-to-all of ours on k CTAs per GPU; `only` narrows the destinations (diagnostics).
+  void launch_ours(unsigned long long bytes, int k, Only only = Only::kAll) {
     ++epoch_;
     arrivals_ += static_cast<unsigned long long>(n()) * k;
     for (auto& g : g_) {
       CS_CUDA_CHECK(cudaSetDevice(g.dev));
-      a2a_kernel<<<k, kThreads, 0, g.stream>>>(static_cast<const uint4*>(g.send), peers_, n(), g.dev,
-                                               bytes / n() / 16, epoch_, arrivals_);
-      CS_CUDA_CHECK(cudaGetLastError());
+      const unsigned all = (1u << n()) - 1, self = 1u << g.dev;
+      const unsigned mask = only == Only::kAll ? all : only == Only::kSelf ? self : all & ~self;
+      const unsigned long long granule16 = opt_.granule_kib == 0 ? 1 : opt_.granule_kib * 64ull;
+      Launch a{static_cast<const uint4*>(g.send), n(), g.dev, bytes / n() / 16, epoch_, arrivals_, mask, granule16,
+               self_ctas(k)};
+      void* args[] = {&a, &peers_};
+      CS_CUDA_CHECK(cudaLaunchKernel(ours_function(), dim3(k), dim3(512), args, kOneCtaPerSmBytes, g.stream));
     }
   }
 
@@ -297,8 +234,8 @@ class Bench {
 #endif
 
   // Times `iters` launches; returns per-GPU microseconds per all-to-all.
-  template <class Launch>
-  std::vector<double> time(int warmup, int iters, Launch launch) {
+  template <class Fn>
+  std::vector<double> time(int warmup, int iters, Fn launch) {
     for (int i = 0; i < warmup; ++i) launch();
     sync_all();
     for (auto& g : g_) {
@@ -322,7 +259,15 @@ class Bench {
   }
 
  private:
+  static constexpr size_t kOneCtaPerSmBytes = 120 * 1024;
+
+  const void* ours_function() const {
+    return opt_.kernel == Kernel::kTiled ? reinterpret_cast<const void*>(&cs::kernels::a2a::a2a_tiled)
+                                         : reinterpret_cast<const void*>(&cs::kernels::a2a::a2a_simple);
+  }
+
   std::vector<Gpu> g_;
+  Options opt_;
   Peers peers_{};
   unsigned long long epoch_ = 0;
   unsigned long long arrivals_ = 0;
@@ -335,6 +280,19 @@ std::string table_line(const Record& r, int n) {
                 r.k, r.bytes, count, r.mode == Mode::kDispatchFp8 ? "fp8" : "bf16", r.time_us, r.algbw, r.busbw);
   (void)n;
   return buf;
+}
+
+std::string ours_description(const Options& o) {
+  if (o.kernel == Kernel::kSimple)
+    return "simple: k CTAs x 512 threads per GPU, 4 16-byte loads then stores per thread, k equal slices; peers in "
+           "rotated order, local copy last; flag barrier at start, per-CTA fence + arrival counter at every receiver, "
+           "receiver's kernel ends when all arrived; one CTA per SM";
+  return "tiled: k CTAs x 512 threads per GPU (one per SM), 8 16-byte non-caching loads in flight per thread, then "
+         "16-byte stores into the destination's recv (peer over NVLink); each CTA's slice of a chunk is whole granules. "
+         "Below self_ctas_from_k every CTA copies its slice of every chunk, visiting the destinations tile by tile "
+         "(64 KiB) from (self + 1 + b) mod n; from there self_ctas CTAs copy the local chunk alone and the others the "
+         "peers' chunks. Flag barrier at start, per-CTA system fence + arrival counter at every receiver, receiver's "
+         "kernel ends when all n*k arrived";
 }
 
 int run(int argc, char** argv) {
@@ -367,7 +325,8 @@ int run(int argc, char** argv) {
 
   std::vector<Record> records;
   std::string nccl_version;
-  auto measure = [&](const std::string& impl, Mode mode, int k, unsigned long long bytes, auto launch) -> int {
+  // `launch` runs the checked all-to-all, `timed` what is timed (the same, except in diagnostics).
+  auto measure = [&](const std::string& impl, Mode mode, int k, unsigned long long bytes, auto launch, auto timed) -> int {
     const uint32_t seed = 0x1234u + 977u * static_cast<uint32_t>(mode == Mode::kCombineBf16) + static_cast<uint32_t>(bytes >> 20);
     bench.fill(bytes, seed);
     bench.poison(bytes);
@@ -380,10 +339,10 @@ int run(int argc, char** argv) {
       return cs::kernels::kExitCheckFailed;
     }
     // A first estimate from one run sizes the timed loop.
-    const std::vector<double> est = bench.time(0, 1, launch);
+    const std::vector<double> est = bench.time(0, 1, timed);
     const double one = *std::max_element(est.begin(), est.end());
     const int iters = std::clamp(static_cast<int>(opt.target_ms * 1e3 / std::max(one, 1.0)), 3, 200);
-    Record r{impl, mode, k, bytes, iters, 0, bench.time(opt.warmup, iters, launch), 0, 0};
+    Record r{impl, mode, k, bytes, iters, 0, bench.time(opt.warmup, iters, timed), 0, 0};
     r.time_us = *std::max_element(r.gpu_us.begin(), r.gpu_us.end());
     r.algbw = static_cast<double>(bytes) / (r.time_us * 1e3);
     r.busbw = r.algbw * (n - 1) / n;
@@ -393,10 +352,13 @@ int run(int argc, char** argv) {
   };
 
   if (opt.ours) {
+    bench.configure_ours(opt);
+    const std::string impl = opt.only == Only::kAll ? "ours" : opt.only == Only::kPeers ? "ours-peers" : "ours-self";
     for (int k : opt.ks) {
       for (Mode mode : opt.modes) {
         for (unsigned long long bytes : sizes) {
-          const int rc = measure("ours", mode, k, bytes, [&] { bench.launch_ours(bytes, k); });
+          const int rc = measure(impl, mode, k, bytes, [&] { bench.launch_ours(bytes, k); },
+                                 [&] { bench.launch_ours(bytes, k, opt.only); });
           if (rc != 0) return rc;
         }
       }
@@ -422,7 +384,8 @@ int run(int argc, char** argv) {
       CS_NCCL_CHECK(ncclGroupEnd());
       for (Mode mode : opt.modes) {
         for (unsigned long long bytes : sizes) {
-          const int rc = measure("nccl", mode, k, bytes, [&] { bench.launch_nccl(bytes, comms); });
+          auto nccl = [&] { bench.launch_nccl(bytes, comms); };
+          const int rc = measure("nccl", mode, k, bytes, nccl, nccl);
           if (rc != 0) return rc;
         }
       }
@@ -444,8 +407,20 @@ int run(int argc, char** argv) {
   if (nccl_version.empty()) w.null(); else w.value(nccl_version);
   w.field("nccl_cta_limit", "ncclConfig_t minCTAs = maxCTAs = k, ncclCommInitRankConfig per rank in one group");
   w.field("nccl_all_to_all", "grouped ncclSend/ncclRecv of size/n bytes (ncclUint8) to and from every rank, self included");
-  w.field("ours", "k CTAs x 512 threads per GPU, 16-byte loads from local send, 16-byte stores into peers' recv over NVLink; "
-                  "peers in rotated order, local copy last; flag barrier at start, per-CTA fence + arrival counter at every receiver, receiver's kernel ends when all arrived");
+  w.field("ours", ours_description(opt));
+  w.key("ours_config").begin_object();
+  w.field("kernel", kernel_name(opt.kernel)).field("threads", 512).field("ctas_per_sm", 1);
+  w.field("vectors_per_thread", opt.kernel == Kernel::kTiled ? cs::kernels::a2a::kUnroll : 4);
+  if (opt.kernel == Kernel::kTiled) {
+    w.field("granule_bytes", opt.granule_kib == 0 ? 16 : opt.granule_kib * 1024);
+    if (opt.self_ctas < 0) {
+      w.field("self_ctas", (cs::kernels::a2a::kLinkCtas + n - 2) / (n - 1));
+      w.field("self_ctas_from_k", 2 * cs::kernels::a2a::kLinkCtas);
+    } else {
+      w.field("self_ctas", opt.self_ctas).field("self_ctas_from_k", opt.self_ctas > 0 ? 2 : 0);
+    }
+  }
+  w.end_object();
   w.field("timing", "CUDA events per GPU around iters back-to-back all-to-alls; time = slowest GPU / iters");
   w.field("routing", "balanced: size/n bytes to every GPU, self included");
   w.field("hidden", kHidden);

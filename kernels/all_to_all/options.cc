@@ -10,6 +10,8 @@ namespace cs::kernels::a2a {
 using cs::kernels::parse_int;
 using cs::kernels::split_commas;
 
+const char* kernel_name(Kernel k) { return k == Kernel::kTiled ? "tiled" : "simple"; }
+
 void print_usage(const char* program, int schema_version) {
   std::printf(
       "usage: %s [options]\n"
@@ -23,6 +25,13 @@ void print_usage(const char* program, int schema_version) {
       "  --impl LIST       ours,nccl (default both; nccl only where built with it)\n"
       "  --warmup N        untimed runs (default 3)\n"
       "  --target-ms X     timed work per case (default 40)\n"
+      "  --kernel K        ours: tiled (default) or simple (the first kernel, for comparison)\n"
+      "  --granule-kib N   tiled: each CTA's slice of a chunk is whole granules of N KiB (default 4; 0: 16 B)\n"
+      "  --self-ctas N     tiled: min(N, k/2) CTAs copy the local chunk alone, the others the peers';\n"
+      "                    0: every CTA copies its slice of every chunk (default: the kernel's rule,\n"
+      "                    ceil(8/(n-1)) CTAs of their own once k >= 16)\n"
+      "  --only WHAT       diagnostics: timed launches copy only the peers' chunks or only the local one\n"
+      "                    (impl ours-peers / ours-self; the check still runs a whole all-to-all)\n"
       "  --compact         JSON on one line\n",
       program, schema_version);
 }
@@ -69,6 +78,21 @@ std::string parse_args(int argc, char** argv, Options& o, bool& help) {
     } else if (a == "--target-ms") {
       o.target_ms = std::strtod(v.c_str(), nullptr);
       if (!(o.target_ms > 0)) return "bad --target-ms";
+    } else if (a == "--kernel") {
+      if (v == "tiled") o.kernel = Kernel::kTiled;
+      else if (v == "simple") o.kernel = Kernel::kSimple;
+      else return "unknown kernel '" + v + "'";
+    } else if (a == "--granule-kib") {
+      if (!parse_int(v, 0, 1024, x)) return "--granule-kib wants 0 .. 1024";
+      o.granule_kib = static_cast<int>(x);
+    } else if (a == "--self-ctas") {
+      if (!parse_int(v, 0, 1024, x)) return "--self-ctas wants 0 .. 1024";
+      o.self_ctas = static_cast<int>(x);
+    } else if (a == "--only") {
+      if (v == "all") o.only = Only::kAll;
+      else if (v == "peers") o.only = Only::kPeers;
+      else if (v == "self") o.only = Only::kSelf;
+      else return "--only wants all, peers or self";
     } else {
       return "unknown argument '" + a + "'";
     }
