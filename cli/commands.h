@@ -26,10 +26,20 @@ struct ModelShowArgs {
   std::string format = "console";
 };
 
+struct ScheduleShowArgs {
+  std::string kind;  // 1f1b | interleaved | zb1p | dualpipe | dualpipev
+  int stages = 4;
+  int micro_batches = 8;
+  int virtual_stages = 0;  // 0: the kind's default (interleaved 2, else 1)
+  std::vector<int64_t> times = {1, 2, 1, 2};  // F, B (full), W, F&B in microseconds
+  std::string trace;  // empty: no trace
+};
+
 int cmd_hw_list();
 int cmd_hw_show(const std::string& name);
 int cmd_model_list();
 int cmd_model_show(const ModelShowArgs& args);
+int cmd_schedule_show(const ScheduleShowArgs& args);
 const char* version();
 // Throws hw::UserError when standard output could not take what was written.
 void check_stdout();

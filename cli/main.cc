@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
       "  clustersim check scenarios/*.yaml\n"
       "  clustersim hw show h800-2048\n"
       "  clustersim model show deepseek-v3\n"
+      "  clustersim schedule show dualpipe --stages 8 --microbatches 20\n"
       "Exit codes: 0 success, 2 bad input, 1 internal error.");
 
   RunArgs run;
@@ -74,6 +75,27 @@ int main(int argc, char** argv) {
   model_list_cmd->footer("Example:\n  clustersim model list");
   model_show_cmd->footer("Example:\n  clustersim model show deepseek-v3 --seq 4096 --ep 64");
 
+  CLI::App* schedule_cmd = app.add_subcommand("schedule", "Pipeline schedules: 1F1B, interleaved, ZB1P, DualPipe, DualPipeV");
+  schedule_cmd->require_subcommand(1);
+  ScheduleShowArgs sched;
+  CLI::App* schedule_show_cmd =
+      schedule_cmd->add_subcommand("show", "Print a schedule as a grid (uniform chunk times) with its bubbles");
+  schedule_show_cmd->add_option("KIND", sched.kind, "1f1b, interleaved, zb1p, dualpipe or dualpipev")->required();
+  schedule_show_cmd->add_option("--stages", sched.stages, "Pipeline stages PP (DualPipeV: on PP/2 devices)")
+      ->check(CLI::Range(1, 1024))->capture_default_str();
+  schedule_show_cmd->add_option("--microbatches", sched.micro_batches, "Micro-batches per step (DualPipe: both directions)")
+      ->check(CLI::Range(1, 65536))->capture_default_str();
+  schedule_show_cmd->add_option("--virtual", sched.virtual_stages, "Virtual stages per rank (interleaved; default 2)")
+      ->check(CLI::Range(1, 26));
+  schedule_show_cmd->add_option("--times", sched.times, "Chunk times F,B,W,F&B in whole microseconds (B: full backward)")
+      ->delimiter(',')->expected(4)->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))->capture_default_str();
+  schedule_show_cmd->add_option("--trace", sched.trace, "Write a Perfetto/Chrome trace (JSON) to this file");
+  schedule_cmd->footer(
+      "Examples:\n"
+      "  clustersim schedule show dualpipe --stages 8 --microbatches 20\n"
+      "  clustersim schedule show interleaved --stages 4 --microbatches 8 --virtual 2 --trace il.json");
+  schedule_show_cmd->footer("Example:\n  clustersim schedule show zb1p --stages 4 --microbatches 8 --times 1,2,1,2");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -89,6 +111,7 @@ int main(int argc, char** argv) {
     if (*hw_show_cmd) return cmd_hw_show(hw_name);
     if (*model_list_cmd) return cmd_model_list();
     if (*model_show_cmd) return cmd_model_show(model);
+    if (*schedule_show_cmd) return cmd_schedule_show(sched);
   } catch (const cs::hw::UserError& e) {
     std::cerr << e.what() << "\n";
     return 2;
