@@ -58,25 +58,11 @@ std::vector<std::pair<std::string, LayerOp>> sequence(const std::vector<UnitOps>
   return out;
 }
 
-sim::CollectiveKind tp_kind(CommOp c) {
-  switch (c) {
-    case CommOp::kTpReduceScatter: return sim::CollectiveKind::kReduceScatter;
-    case CommOp::kTpAllGather: return sim::CollectiveKind::kAllGather;
-    default: return sim::CollectiveKind::kAllReduce;
-  }
-}
-
 }  // namespace
 
 WorkloadSize model_workload_size(const ModelWorkload& mw) {
   const ParallelLayout& L = mw.layout;
-  LayerContext c;
-  c.tokens = mw.micro_batch * mw.seq_len;
-  c.seq_len = mw.seq_len;
-  c.tp = L.tp;
-  c.tp_comm = L.tp_comm;
-  c.ep = L.ep;
-  const auto seq = sequence(stage_units(mw, c), mw.backward);
+  const auto seq = sequence(stage_units(mw, workload_context(mw)), mw.backward);
   const uint64_t gpus = static_cast<uint64_t>(L.tp) * (!mw.folded ? L.dp : mw.model.moe ? L.ep : 1), mbs = static_cast<uint64_t>(mw.micro_batches);
   WorkloadSize w;
   for (const auto& [label, op] : seq) {
@@ -85,7 +71,7 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
     if (op.kind != LayerOpKind::kComm) continue;
     const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
     const uint64_t n = moe ? L.ep : L.tp, groups = gpus / n;
-    w.transfers += groups * mbs * sim::collective_transfers(moe ? sim::CollectiveKind::kAllToAll : tp_kind(op.comm), n);
+    w.transfers += groups * mbs * sim::collective_transfers(moe ? sim::CollectiveKind::kAllToAll : tp_collective(op.comm), n);
   }
   return w;
 }
@@ -93,15 +79,7 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
 OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl) {
   const ParallelLayout& L = mw.layout;
   const int gpn = gpus_per_node(cl);
-  LayerContext base;
-  base.tokens = mw.micro_batch * mw.seq_len;
-  base.seq_len = mw.seq_len;
-  base.tp = L.tp;
-  base.tp_comm = L.tp_comm;
-  base.ep = L.ep;
-  base.fp8 = mw.fp8;
-  base.recompute_norm = mw.recompute_norm;
-  base.recompute_mla_up = mw.recompute_mla_up;
+  const LayerContext base = workload_context(mw);
 
   // The GPUs of the stage (one replica when folded).
   std::vector<int> gpus;

@@ -6,7 +6,11 @@ namespace {
 
 constexpr int kSlots = 2;
 
-sim::CollectiveKind tp_kind(CommOp c) {
+bool is_shared_expert(const std::string& name) { return name.find(".shared_") != std::string::npos; }
+
+}  // namespace
+
+sim::CollectiveKind tp_collective(CommOp c) {
   switch (c) {
     case CommOp::kTpReduceScatter: return sim::CollectiveKind::kReduceScatter;
     case CommOp::kTpAllGather: return sim::CollectiveKind::kAllGather;
@@ -14,9 +18,18 @@ sim::CollectiveKind tp_kind(CommOp c) {
   }
 }
 
-bool is_shared_expert(const std::string& name) { return name.find(".shared_") != std::string::npos; }
-
-}  // namespace
+LayerContext workload_context(const ModelWorkload& mw) {
+  LayerContext c;
+  c.tokens = mw.micro_batch * mw.seq_len;
+  c.seq_len = mw.seq_len;
+  c.tp = mw.layout.tp;
+  c.tp_comm = mw.layout.tp_comm;
+  c.ep = mw.layout.ep;
+  c.fp8 = mw.fp8;
+  c.recompute_norm = mw.recompute_norm;
+  c.recompute_mla_up = mw.recompute_mla_up;
+  return c;
+}
 
 std::optional<MoeRoutingSetup> workload_routing(const ModelWorkload& mw, int gpus_per_node) {
   if (!mw.model.moe || mw.layout.ep == 1) return std::nullopt;
@@ -109,7 +122,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     std::vector<sim::StreamId> streams;
     for (size_t i : members) streams.push_back(comm_[i]);
     const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label)
-                                           : g_.add_collective(tp_kind(op.comm), op.comm_bytes, streams, c.label);
+                                           : g_.add_collective(tp_collective(op.comm), op.comm_bytes, streams, c.label);
     for (size_t j = 0; j < members.size(); ++j) {
       const size_t i = members[j];
       take_pending(c.slot, i, ids[j]);

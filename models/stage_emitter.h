@@ -70,6 +70,10 @@ class StageEmitter {
   std::vector<std::vector<std::vector<sim::OpId>>> pending_;
 };
 
+// The collective a tensor-parallel op runs.
+sim::CollectiveKind tp_collective(CommOp c);
+// The layer context of one micro-batch of the workload on one GPU (balanced routing).
+LayerContext workload_context(const ModelWorkload& mw);
 // The routing the workload's MoE layers use (none for a dense model or ep 1).
 std::optional<MoeRoutingSetup> workload_routing(const ModelWorkload& mw, int gpus_per_node);
 
