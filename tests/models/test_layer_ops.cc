@@ -201,3 +201,26 @@ TEST_CASE("layer ops: head and MTP", "[layer_ops]") {
   const auto first_bwd = std::find_if(mtp.begin(), mtp.end(), [](const LayerOp& o) { return o.pass != Pass::kForward; });
   CHECK(std::all_of(first_bwd, mtp.end(), [](const LayerOp& o) { return o.pass != Pass::kForward; }));
 }
+
+TEST_CASE("layer ops: elementwise ops count their elements, FLOPs and bytes", "[layer_ops]") {
+  // 16 tokens, hidden 64, q_lora 32, 4 heads with RoPE dim 4, dense FFN 96 (SwiGLU).
+  const std::vector<LayerOp> ops = layer_ops(tiny_mla(), 0, ctx(16, 8));
+  const LayerOp& norm = find(ops, "attn_norm");
+  CHECK(norm.flops == 4.0 * 16 * 64);        // x^2, sum, 1/rms scale, gamma
+  CHECK(norm.hbm_bytes == 2.0 * 2 * 16 * 64);  // read and write BF16
+  CHECK(find(ops, "attn_norm.bwd").hbm_bytes == 3.0 * 2 * 16 * 64);
+  const LayerOp& cast = find(ops, "attn.q_norm.cast");
+  CHECK(cast.hbm_bytes == 16 * 32 * (2 + 1 + 4.0 / 128));  // BF16 in, FP8 + 1x128 FP32 scales out
+  // RoPE on each head's rope part and the shared rope key: 3 FLOPs per element.
+  CHECK(find(ops, "attn.rope").flops == 3.0 * 16 * (4 * 4 + 4));
+  const LayerOp& act = find(ops, "ffn.act");
+  CHECK(act.flops == 6.0 * 16 * 96);
+  CHECK(act.hbm_bytes == 3.0 * 2 * 16 * 96);  // gate and up in, product out
+  CHECK(find(ops, "ffn.act.bwd").hbm_bytes == 5.0 * 2 * 16 * 96);
+  for (const LayerOp& o : ops)
+    if (o.kind == LayerOpKind::kElementwise) CHECK(o.model_flops == 0);
+  // Without FP8 there are no casts.
+  LayerContext bf16 = ctx(16, 8);
+  bf16.fp8 = false;
+  for (const LayerOp& o : layer_ops(tiny_mla(), 0, bf16)) CHECK(o.name.find("cast") == std::string::npos);
+}
