@@ -7,43 +7,14 @@
 #include "models/model_workload.h"
 #include "models/moe_routing.h"
 #include "models/stage_emitter.h"
+#include "models/stage_units.h"
 
 namespace cs::models {
 
 namespace {
 
-// The ops of one unit (embedding, a layer, head, MTP) for one GPU, split into forward and the
-// backward passes (input and weight gradients, in the order layer_ops gives them).
-struct UnitOps {
-  std::string prefix;
-  std::vector<LayerOp> fwd, bwd;
-};
-
-UnitOps split_unit(std::string prefix, const std::vector<LayerOp>& ops) {
-  UnitOps u;
-  u.prefix = std::move(prefix);
-  for (const LayerOp& o : ops) (o.pass == Pass::kForward ? u.fwd : u.bwd).push_back(o);
-  return u;
-}
-
 std::vector<UnitOps> stage_units(const ModelWorkload& mw, const LayerContext& c) {
-  const ModelSpec& m = mw.model;
-  const std::vector<int> split = stage_layers(mw.layout, m, mw.seq_len);
-  const int first = first_layer_of_stage(split, mw.stage);
-  std::vector<UnitOps> units;
-  if (mw.stage == 0) units.push_back(split_unit("", embedding_ops(m, c)));
-  // Built by append: g++ 12 warns falsely (-Wrestrict) on "L" + std::to_string(l).
-  const auto prefix = [](const char* head, int i) {
-    std::string p(head);
-    p.append(std::to_string(i)).push_back('.');
-    return p;
-  };
-  for (int l = first; l < first + split[mw.stage]; ++l) units.push_back(split_unit(prefix("L", l), layer_ops(m, l, c)));
-  if (mw.stage == mw.layout.pp - 1) {
-    units.push_back(split_unit("", head_ops(m, c)));
-    for (int d = 0; d < m.mtp_depth; ++d) units.push_back(split_unit(d == 0 ? "" : prefix("mtp", d), mtp_ops(m, c)));
-  }
-  return units;
+  return stage_units(mw.model, stage_layers(mw.layout, mw.model, mw.seq_len), mw.stage, c);
 }
 
 // The ops of one micro-batch in execution order: every unit's forward, then every unit's
@@ -62,9 +33,28 @@ std::vector<std::pair<std::string, LayerOp>> sequence(const std::vector<UnitOps>
 
 WorkloadSize model_workload_size(const ModelWorkload& mw) {
   const ParallelLayout& L = mw.layout;
-  const auto seq = sequence(stage_units(mw, workload_context(mw)), mw.backward);
-  const uint64_t gpus = static_cast<uint64_t>(L.tp) * (!mw.folded ? L.dp : mw.model.moe ? L.ep : 1), mbs = static_cast<uint64_t>(mw.micro_batches);
+  const LayerContext c = workload_context(mw);
+  std::vector<std::pair<std::string, LayerOp>> seq;
+  uint64_t mbs = static_cast<uint64_t>(mw.micro_batches);
+  uint64_t stages = 1;
+  if (!mw.pipeline) {
+    seq = sequence(stage_units(mw, c), mw.backward);
+  } else {
+    // Every stage's forward and backward once per micro-batch (and direction), plus the sends.
+    const ScheduleParams p = pipeline_params(mw);
+    ParallelLayout sl = L;
+    sl.pp = p.kind == ScheduleKind::kInterleaved1f1b ? p.stages * p.virtual_stages : p.stages;
+    const std::vector<int> split = stage_layers(sl, mw.model, mw.seq_len);
+    for (int s = 0; s < sl.pp; ++s) {
+      const auto part = sequence(stage_units(mw.model, split, s, c), true);
+      seq.insert(seq.end(), part.begin(), part.end());
+    }
+    mbs = static_cast<uint64_t>(p.micro_batches);
+    stages = static_cast<uint64_t>(sl.pp);
+  }
+  const uint64_t gpus = static_cast<uint64_t>(L.tp) * (!mw.folded ? L.dp : mw.model.moe ? L.ep : 1);
   WorkloadSize w;
+  w.ops += 4 * stages * gpus * mbs;  // the sends at stage boundaries and their dependencies
   for (const auto& [label, op] : seq) {
     // An op and about one dependency each; a collective's transfers over its group.
     w.ops += 2 * gpus * mbs;
@@ -77,6 +67,7 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
 }
 
 OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl) {
+  if (mw.pipeline) return build_pipeline_workload(mw, cl);
   const ParallelLayout& L = mw.layout;
   const int gpn = gpus_per_node(cl);
   const LayerContext base = workload_context(mw);

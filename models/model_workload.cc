@@ -89,6 +89,24 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     if (mw.stage >= mw.layout.pp) v->fail("stage " + std::to_string(mw.stage) + " does not exist: pp is " + std::to_string(mw.layout.pp));
   }
   if (const auto v = w.optional("backward")) mw.backward = v->as_bool();
+  if (const auto v = w.optional("pipeline")) {
+    const YamlMap p(*v, {"schedule", "micro_batches", "virtual_stages"});
+    for (const char* key : {"stage", "micro_batches", "backward", "schedule"})
+      if (w.has(key))
+        w.required(key).fail(std::string("'") + key + "' does not apply when 'pipeline' runs the whole step");
+    ScheduleParams sp;
+    const YamlNode kind = p.required("schedule");
+    // DualPipeV and interleaved 1F1B hold more model stages than ranks; their memory shape and
+    // layer split are not modelled for the workload yet.
+    sp.kind = *schedule_kind_from_name(kind.as_enum({"1f1b", "zb1p", "dualpipe"}));
+    sp.stages = mw.layout.pp;
+    sp.micro_batches = static_cast<int>(p.required("micro_batches").as_int(1, 100000));
+    if (const auto x = p.optional("virtual_stages")) sp.virtual_stages = static_cast<int>(x->as_int(1, 26));
+    const std::string bad = schedule_problem(sp);
+    if (!bad.empty()) v->fail(bad);
+    mw.pipeline = sp;
+    mw.schedule = sp.kind == ScheduleKind::kDualPipe ? "dualpipe" : "1f1b";
+  }
   if (const auto v = w.optional("fidelity")) mw.folded = v->as_enum({"full", "folded"}) == "folded";
   if (const auto v = w.optional("precision")) mw.precision = v->as_enum({"deepseek_fp8", "bf16_mixed"});
   mw.fp8 = mw.precision == "deepseek_fp8";
@@ -139,8 +157,10 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   s.stage = mw.stage;
   s.stage_gpus = l.tp * l.dp;
   s.simulated_gpus = mw.folded ? l.tp * (mw.model.moe ? l.ep : 1) : s.stage_gpus;
+  if (mw.pipeline) s.simulated_gpus *= l.pp;  // every rank of the pipeline runs
   s.fidelity = mw.folded ? "folded" : "full";
-  s.micro_batches = mw.micro_batches;
+  s.micro_batches = mw.pipeline ? mw.pipeline->micro_batches : mw.micro_batches;
+  if (mw.pipeline) s.pipeline = schedule_kind_name(mw.pipeline->kind);
   s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len;
   s.precision = mw.precision;
   s.schedule = mw.schedule;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "hw/yaml_reader.h"
@@ -15,6 +16,7 @@
 #include "models/model_spec.h"
 #include "models/op_workload.h"
 #include "models/parallel_layout.h"
+#include "models/pipeline_schedule.h"
 #include "models/scenario.h"
 
 namespace cs::models {
@@ -27,6 +29,9 @@ struct ModelWorkload {
   int64_t micro_batches = 1;  // run one after another
   int stage = 0;
   bool backward = true;
+  // Set: the whole pipeline runs one step in this schedule (`stage` and `micro_batches` unused);
+  // stages = layout.pp.
+  std::optional<ScheduleParams> pipeline;
   bool fp8 = true;
   bool recompute_norm = true;
   bool recompute_mla_up = true;
@@ -65,7 +70,13 @@ struct WorkloadSize {
 };
 WorkloadSize model_workload_size(const ModelWorkload& mw);
 
-// The op graph of one stage (see the file comment). Stream names: "compute" and "comm".
+// The op graph of one stage (see the file comment), or of the whole pipeline when `pipeline` is
+// set. Stream names: "compute" and "comm".
 OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& c);
+// The whole pipeline: every rank's chunks in its schedule's order, chunk boundaries as one-sided
+// sends of the BF16 activations (forward) and their gradients (backward) between the same data-
+// and tensor-parallel ranks of neighbouring stages, DualPipe's overlapped pairs interleaved.
+OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig& c);
+ScheduleParams pipeline_params(const ModelWorkload& mw);
 
 }  // namespace cs::models

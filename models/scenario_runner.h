@@ -36,6 +36,7 @@ struct ModelRunSummary {
   std::string model;
   std::string layout;  // e.g. "tp 1, dp 128, pp 16, ep 64, ZeRO-1"
   int stage = 0;
+  std::string pipeline;  // the schedule of a whole-step run; empty for one stage
   int stage_gpus = 0;
   int simulated_gpus = 0;  // fewer than stage_gpus when replicas are folded
   std::string fidelity;    // "full" or "folded"

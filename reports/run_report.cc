@@ -52,6 +52,7 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
                   {"stage_gpus", m.stage_gpus},
                   {"simulated_gpus", m.simulated_gpus},
                   {"fidelity", m.fidelity},
+                  {"pipeline", m.pipeline},
                   {"micro_batches", m.micro_batches},
                   {"tokens_per_micro_batch", m.tokens_per_micro_batch},
                   {"precision", m.precision},
@@ -68,12 +69,16 @@ namespace {
 
 std::string model_console(const models::ModelRunSummary& m) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
-  std::string out = fmt::format("model      {}, {}; stage {} ({} GPUs), {} micro-batch(es) of {} tokens, {}\n", m.model,
-                                m.layout, m.stage, m.stage_gpus, m.micro_batches, m.tokens_per_micro_batch, m.precision);
+  std::string out =
+      m.pipeline.empty()
+          ? fmt::format("model      {}, {}; stage {} ({} GPUs), {} micro-batch(es) of {} tokens, {}\n", m.model, m.layout,
+                        m.stage, m.stage_gpus, m.micro_batches, m.tokens_per_micro_batch, m.precision)
+          : fmt::format("model      {}, {}; one {} step over every stage, {} micro-batches of {} tokens, {}\n", m.model,
+                        m.layout, m.pipeline, m.micro_batches, m.tokens_per_micro_batch, m.precision);
   out += m.fidelity == "folded"
-             ? fmt::format("fidelity   folded: {} of the stage's {} GPUs simulated (one data-parallel replica)\n",
+             ? fmt::format("fidelity   folded: {} GPUs simulated, one data-parallel replica of each stage's {}\n",
                            m.simulated_gpus, m.stage_gpus)
-             : fmt::format("fidelity   full: all {} GPUs of the stage simulated\n", m.stage_gpus);
+             : fmt::format("fidelity   full: {} GPUs simulated, all {} of each stage\n", m.simulated_gpus, m.stage_gpus);
   for (const std::string& line : m.placement) out += "           " + line + "\n";
   if (m.gpus_per_token > 0)
     out += fmt::format("routing    a token reaches {:.3f} nodes and {:.3f} GPUs on average (balanced, node-limited)\n",

@@ -1,0 +1,250 @@
+// build_pipeline_workload: a whole pipeline step as an op graph, every rank's chunks in the order
+// its schedule gives (model_workload.h).
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include "models/model_workload.h"
+#include "models/pipeline_schedule.h"
+#include "models/stage_emitter.h"
+#include "models/stage_units.h"
+
+namespace cs::models {
+
+namespace {
+
+// One model stage's ops for one micro-batch, per EP rank (one list when routing is uniform):
+// forward, input-backward (B with its recomputation), weight-backward and both backwards as the
+// full backward runs them; `labels` and `blocks` index like the lists.
+struct StageOps {
+  struct Part {
+    std::vector<std::vector<LayerOp>> per_rank;
+    std::vector<std::string> labels;
+    std::vector<int> unit;  // which unit of the stage each op belongs to
+  };
+  Part fwd, input, weight, full;
+};
+
+void append(StageOps::Part& p, size_t rank, const std::string& prefix, const LayerOp& o, int unit) {
+  if (p.per_rank.size() <= rank) p.per_rank.resize(rank + 1);
+  p.per_rank[rank].push_back(o);
+  if (rank == 0) {
+    p.labels.push_back(prefix + o.name);
+    p.unit.push_back(unit);
+  }
+}
+
+StageOps stage_ops(const ModelWorkload& mw, const std::vector<int>& split, int stage, const std::vector<LayerContext>& ctx) {
+  StageOps s;
+  for (size_t r = 0; r < ctx.size(); ++r) {
+    const std::vector<UnitOps> units = stage_units(mw.model, split, stage, ctx[r]);
+    for (size_t u = 0; u < units.size(); ++u)
+      for (const LayerOp& o : units[u].fwd) append(s.fwd, r, units[u].prefix, o, static_cast<int>(u));
+    // Backward runs the units in reverse; its unit numbers count from the last unit.
+    for (size_t k = 0; k < units.size(); ++k) {
+      const UnitOps& unit = units[units.size() - 1 - k];
+      for (const LayerOp& o : unit.bwd) {
+        append(s.full, r, unit.prefix, o, static_cast<int>(k));
+        append(o.pass == Pass::kBackwardWeight ? s.weight : s.input, r, unit.prefix, o, static_cast<int>(k));
+      }
+    }
+  }
+  return s;
+}
+
+// Where an op of a backward unit goes in an overlapped pair (DeepSeek-V3 sec. 3.2.1, Figure 4):
+// 0 the combine's backward and the recomputation, 1 the MLP backward, 2 the dispatch's backward,
+// 3 the attention backward, 4 the weight gradients.
+int backward_phase(const LayerOp& o) {
+  if (o.pass == Pass::kBackwardWeight) return 4;
+  if (o.recompute || o.block == Block::kCombine) return 0;
+  if (o.block == Block::kMlp) return 1;
+  if (o.block == Block::kDispatch) return 2;
+  return 3;
+}
+// Forward: 0 attention (and gating), 1 the dispatch, 2 the MLP, 3 the combine.
+int forward_phase(const LayerOp& o) {
+  switch (o.block) {
+    case Block::kDispatch: return 1;
+    case Block::kMlp: return 2;
+    case Block::kCombine: return 3;
+    default: return 0;
+  }
+}
+
+// An overlapped pair: unit k of the forward beside unit k of the backward, their components
+// interleaved so that each chunk's all-to-alls run while the other computes:
+//   B: combine(B) | F: attention | F: dispatch | B: MLP(B) | B: dispatch(B) | F: MLP | F: combine |
+//   B: attention(B) | B: weights.
+std::vector<ChunkOp> pair_order(const StageOps::Part& f, const StageOps::Part& b, size_t b_offset) {
+  std::vector<ChunkOp> out;
+  const auto& fo = f.per_rank[0];
+  const auto& bo = b.per_rank[0];
+  const int units = std::max(f.unit.empty() ? 0 : f.unit.back() + 1, b.unit.empty() ? 0 : b.unit.back() + 1);
+  const auto take_f = [&](int unit, int phase) {
+    for (size_t i = 0; i < fo.size(); ++i)
+      if (f.unit[i] == unit && forward_phase(fo[i]) == phase) out.push_back(ChunkOp{f.labels[i], i, 0});
+  };
+  const auto take_b = [&](int unit, int phase) {
+    for (size_t i = 0; i < bo.size(); ++i)
+      if (b.unit[i] == unit && backward_phase(bo[i]) == phase) out.push_back(ChunkOp{b.labels[i], b_offset + i, 1});
+  };
+  for (int u = 0; u < units; ++u) {
+    take_b(u, 0);
+    take_f(u, 0);
+    take_f(u, 1);
+    take_b(u, 1);
+    take_b(u, 2);
+    take_f(u, 2);
+    take_f(u, 3);
+    take_b(u, 3);
+    take_b(u, 4);
+  }
+  return out;
+}
+
+std::vector<ChunkOp> plain_order(const StageOps::Part& p) {
+  std::vector<ChunkOp> out;
+  for (size_t i = 0; i < p.labels.size(); ++i) out.push_back(ChunkOp{p.labels[i], i, 0});
+  return out;
+}
+
+std::vector<std::vector<LayerOp>> joined(const StageOps::Part& a, const StageOps::Part& b) {
+  std::vector<std::vector<LayerOp>> out(std::max(a.per_rank.size(), b.per_rank.size()));
+  for (size_t r = 0; r < out.size(); ++r) {
+    out[r] = a.per_rank[std::min(r, a.per_rank.size() - 1)];
+    const auto& tail = b.per_rank[std::min(r, b.per_rank.size() - 1)];
+    out[r].insert(out[r].end(), tail.begin(), tail.end());
+  }
+  return out;
+}
+
+}  // namespace
+
+ScheduleParams pipeline_params(const ModelWorkload& mw) {
+  ScheduleParams p = *mw.pipeline;
+  p.stages = mw.layout.pp;
+  return p;
+}
+
+OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig& cl) {
+  const ParallelLayout& L = mw.layout;
+  const PipelineSchedule sched = make_schedule(pipeline_params(mw));
+  ParallelLayout stages_layout = L;
+  stages_layout.pp = sched.model_stages;
+  const std::vector<int> split = stage_layers(stages_layout, mw.model, mw.seq_len);
+
+  // Contexts per EP rank: expert rows differ only when routing is skewed.
+  const int gpn = gpus_per_node(cl);
+  const std::optional<MoeRoutingSetup> setup = workload_routing(mw, gpn);
+  std::vector<LayerContext> ctx{workload_context(mw)};
+  if (setup && mw.zipf_exponent > 0) {
+    const RoutingStats st = routing_stats(*setup);
+    ctx.assign(L.ep, ctx.front());
+    for (int r = 0; r < L.ep; ++r) ctx[r].expert_rows = st.rows_per_token[r] * static_cast<double>(ctx[r].tokens) * L.ep;
+  }
+  std::map<int, StageOps> ops_of;
+  const auto stage = [&](int s) -> const StageOps& {
+    auto it = ops_of.find(s);
+    if (it == ops_of.end()) it = ops_of.emplace(s, stage_ops(mw, split, s, ctx)).first;
+    return it->second;
+  };
+
+  OpWorkload w;
+  w.stream_names = {"compute", "comm"};
+  w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[mw.comm_partition].name};
+  w.engine_streams.resize(2);
+  const int dp_simulated = !mw.folded ? L.dp : mw.model.moe ? L.ep : 1;
+  std::vector<StageEmitter> emitters;
+  emitters.reserve(sched.ranks);
+  std::vector<std::vector<int>> rank_gpus(sched.ranks);
+  for (int r = 0; r < sched.ranks; ++r) {
+    std::vector<sim::StreamId> compute, comm;
+    for (int dp = 0; dp < dp_simulated; ++dp)
+      for (int tp = 0; tp < L.tp; ++tp) {
+        const int gpu = gpu_of(L, tp, dp, r);
+        rank_gpus[r].push_back(gpu);
+        compute.push_back(w.graph.add_stream(gpu, mw.compute_partition, "compute"));
+        comm.push_back(w.graph.add_stream(gpu, mw.comm_partition, "comm"));
+        w.engine_streams[0].push_back(compute.back().v);
+        w.engine_streams[1].push_back(comm.back().v);
+      }
+    emitters.emplace_back(w.graph, mw, cl, rank_gpus[r], compute, comm);
+  }
+
+  // What each emitted pass left on its rank's GPUs: the last op per GPU.
+  struct Produced {
+    int rank = 0;
+    std::vector<sim::OpId> last;
+  };
+  std::map<PassRef, Produced> produced;
+  const double boundary_bytes = static_cast<double>(ctx.front().tokens) * mw.model.hidden * 2;  // BF16
+  const auto wait_for = [&](int r, int slot, const PassRef& need) {
+    const Produced& p = produced.at(need);
+    for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
+      sim::OpId dep = p.last[i];
+      if (p.rank != r) {  // a stage boundary: activations forward, their gradients backward
+        dep = w.graph.add_send(emitters[p.rank].comm_streams()[i], rank_gpus[r][i], boundary_bytes,
+                               need.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient");
+        w.graph.add_dep(dep, p.last[i]);
+      }
+      emitters[r].wait_for(slot, i, dep);
+    }
+  };
+  const auto record = [&](int r, int slot, const std::vector<PassRef>& passes) {
+    Produced p{r, {}};
+    for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
+      if (!emitters[r].last(slot, i)) throw std::logic_error("a pipeline chunk emitted no op");
+      p.last.push_back(*emitters[r].last(slot, i));
+    }
+    for (const PassRef& pass : passes) produced[pass] = p;
+  };
+  const auto emit = [&](int r, const ChunkTask& t) {
+    StageEmitter& e = emitters[r];
+    e.reset(0);
+    e.reset(1);
+    const StageOps& f = stage(t.chunk.stage);
+    if (t.kind == ChunkTask::kForwardBackward) {
+      const StageOps& b = stage(t.bwd.stage);
+      for (const PassRef& need : task_needs(sched, ChunkTask{ChunkTask::kForward, t.chunk, {}})) wait_for(r, 0, need);
+      for (const PassRef& need : task_needs(sched, ChunkTask{ChunkTask::kBackward, t.bwd, {}})) wait_for(r, 1, need);
+      e.set_ops(joined(f.fwd, b.full));
+      e.emit(pair_order(f.fwd, b.full, f.fwd.per_rank[0].size()));
+      record(r, 0, task_provides(ChunkTask{ChunkTask::kForward, t.chunk, {}}));
+      record(r, 1, task_provides(ChunkTask{ChunkTask::kBackward, t.bwd, {}}));
+      return;
+    }
+    for (const PassRef& need : task_needs(sched, t)) wait_for(r, 0, need);
+    const StageOps::Part& part = t.kind == ChunkTask::kForward          ? f.fwd
+                                 : t.kind == ChunkTask::kBackward       ? f.full
+                                 : t.kind == ChunkTask::kBackwardInput  ? f.input
+                                                                        : f.weight;
+    e.set_ops(part.per_rank);
+    e.emit(plain_order(part));
+    record(r, 0, task_provides(t));
+  };
+
+  // Emit in an order that respects every dependency: each round, every rank runs as far as its
+  // needs are met (the schedule is deadlock-free, so each round makes progress).
+  std::vector<size_t> next(sched.ranks, 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int r = 0; r < sched.ranks; ++r)
+      while (next[r] < sched.per_rank[r].size()) {
+        const ChunkTask& t = sched.per_rank[r][next[r]];
+        std::vector<PassRef> needs = task_needs(sched, t);
+        const bool ready = std::all_of(needs.begin(), needs.end(), [&](const PassRef& p) { return produced.count(p) > 0; });
+        if (!ready) break;
+        emit(r, t);
+        ++next[r];
+        progress = true;
+      }
+  }
+  for (int r = 0; r < sched.ranks; ++r)
+    if (next[r] != sched.per_rank[r].size())
+      throw std::logic_error("pipeline schedule left rank " + std::to_string(r) + " with tasks whose inputs never came");
+  w.op_pos.assign(w.graph.ops().size(), mw.pos);
+  return w;
+}
+
+}  // namespace cs::models
