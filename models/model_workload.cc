@@ -90,7 +90,7 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
   }
   if (const auto v = w.optional("backward")) mw.backward = v->as_bool();
   if (const auto v = w.optional("pipeline")) {
-    const YamlMap p(*v, {"schedule", "micro_batches", "virtual_stages"});
+    const YamlMap p(*v, {"schedule", "micro_batches"});
     for (const char* key : {"stage", "micro_batches", "backward", "schedule"})
       if (w.has(key))
         w.required(key).fail(std::string("'") + key + "' does not apply when 'pipeline' runs the whole step");
@@ -101,7 +101,6 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     sp.kind = *schedule_kind_from_name(kind.as_enum({"1f1b", "zb1p", "dualpipe"}));
     sp.stages = mw.layout.pp;
     sp.micro_batches = static_cast<int>(p.required("micro_batches").as_int(1, 100000));
-    if (const auto x = p.optional("virtual_stages")) sp.virtual_stages = static_cast<int>(x->as_int(1, 26));
     const std::string bad = schedule_problem(sp);
     if (!bad.empty()) v->fail(bad);
     mw.pipeline = sp;
