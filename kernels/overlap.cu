@@ -41,6 +41,8 @@
 #include "fp8_gemm/timing.h"
 #include "overlap/device_work.h"
 #include "overlap/green_pair.h"
+#include "overlap/cases.h"
+#include "overlap/options.h"
 #include "overlap/stats.h"
 
 namespace {
@@ -49,141 +51,21 @@ namespace fg = cs::kernels::fp8_gemm;
 namespace ov = cs::kernels::overlap;
 using cs::kernels::JsonWriter;
 
-constexpr int kSchemaVersion = 1;
-constexpr const char* kProgram = "cs_overlap";
+using cs::kernels::overlap::kProgram;
+using cs::kernels::overlap::kSchemaVersion;
+using cs::kernels::overlap::make_shape;
+using cs::kernels::overlap::Options;
+using cs::kernels::overlap::parse_args;
+using cs::kernels::overlap::print_usage;
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
-constexpr int kMaxOps = 150;  // per stream and window: well inside the launch queue (the gate waits)
+using cs::kernels::overlap::Case;
+using cs::kernels::overlap::Gpu;
+using cs::kernels::overlap::kMaxOps;
+using cs::kernels::overlap::median;
+using cs::kernels::overlap::PerGpu;
+using cs::kernels::overlap::table_line;
+using cs::kernels::overlap::WindowStamps;
 constexpr uint32_t kSeed = 0x0e71a9u;
-
-struct Options {
-  std::string json_path;
-  std::vector<int> ks = {0, 4, 8, 12, 16, 20, 24, 32, 48};
-  std::vector<std::string> shapes = {"grouped", "dense"};
-  int a2a_mib = 256;
-  double window_ms = 30;
-  int reps = 5;
-  bool compact = false;
-};
-
-void print_usage() {
-  std::printf(
-      "usage: %s [options]\n"
-      "FP8 GEMMs on 132-k SMs and our all-to-all on k SMs (green contexts of one split), on every GPU:\n"
-      "each alone, then together; every result checked before it is timed.\n"
-      "  --json PATH       also write JSON (schema_version %d) to PATH\n"
-      "  --ks LIST         all-to-all SMs, default 0,4,8,12,16,20,24,32,48 (0: the GEMM alone on all SMs)\n"
-      "  --shapes LIST     grouped (4 x 8192 x 4096 x 7168), dense (8192 x 4096 x 7168); default both\n"
-      "  --a2a-mib N       all-to-all bytes per GPU, MiB (default 256)\n"
-      "  --window-ms X     each stream's work alone per window (default 30)\n"
-      "  --reps N          windows of each kind per case (default 5)\n"
-      "  --compact         JSON on one line\n",
-      kProgram, kSchemaVersion);
-}
-
-std::string parse_args(int argc, char** argv, Options& o, bool& help) {
-  using cs::kernels::parse_int;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") { help = true; return ""; }
-    if (a == "--compact") { o.compact = true; continue; }
-    if (i + 1 >= argc) return "'" + a + "' needs a value";
-    const std::string v = argv[++i];
-    if (a == "--json") {
-      o.json_path = v;
-    } else if (a == "--ks") {
-      o.ks.clear();
-      for (const auto& t : cs::kernels::split_commas(v)) {
-        int k = 0;
-        if (!parse_int(t, 0, 120, k)) return "bad k '" + t + "'";
-        o.ks.push_back(k);
-      }
-    } else if (a == "--shapes") {
-      o.shapes = cs::kernels::split_commas(v);
-      for (const auto& s : o.shapes)
-        if (s != "grouped" && s != "dense") return "unknown shape '" + s + "'";
-    } else if (a == "--a2a-mib") {
-      if (!parse_int(v, 1, 4096, o.a2a_mib)) return "bad --a2a-mib '" + v + "'";
-    } else if (a == "--window-ms") {
-      o.window_ms = std::atof(v.c_str());
-      if (!(o.window_ms >= 1 && o.window_ms <= 1000)) return "bad --window-ms '" + v + "'";
-    } else if (a == "--reps") {
-      if (!parse_int(v, 1, 100, o.reps)) return "bad --reps '" + v + "'";
-    } else {
-      return "unknown argument '" + a + "'";
-    }
-  }
-  return "";
-}
-
-fg::GemmShape make_shape(const std::string& name) {
-  if (name == "grouped") {
-    fg::GemmShape s = fg::deepgemm_grouped_shapes()[0];  // 4 x m=8192, n=4096, k=7168
-    s.name = "grouped.4x8192x4096x7168";
-    return s;
-  }
-  return {"dense.8192x4096x7168",
-          "one DeepSeek-V3 expert's gate and up (7168 -> 2 x 2048) over 8192 tokens, as one dense GEMM", 8192, 4096,
-          7168, 1};
-}
-
-// One GPU: its primary context, cuBLASLt, the operands of every shape, the stamp buffer.
-struct Gpu {
-  int dev = 0;
-  std::unique_ptr<fg::SmPartitions> parts;
-  cublasLtHandle_t lt = nullptr;
-  std::unique_ptr<fg::DeviceBuffer> workspace;
-  std::vector<std::unique_ptr<fg::Operands>> ops;
-  std::unique_ptr<fg::DeviceBuffer> stamps;  // [0, kMaxOps] GEMM stream, then the all-to-all stream's
-  unsigned long long* gemm_slots() const { return stamps->as<unsigned long long>(); }
-  unsigned long long* a2a_slots() const { return stamps->as<unsigned long long>() + kMaxOps + 1; }
-};
-
-struct WindowStamps {
-  std::vector<ov::Stamps> gemm, a2a;  // per GPU
-};
-
-struct PerGpu {
-  double gemm_alone_us = 0, gemm_together_us = 0, a2a_alone_us = 0, a2a_together_us = 0;
-  double makespan_us = 0, gemm_span_us = 0, a2a_span_us = 0;
-  int gemm_ops_inside = 0, a2a_ops_inside = 0;
-  fg::CheckResult check, check_after;
-};
-
-struct Case {
-  std::string shape;
-  const fg::GemmShape* gs = nullptr;
-  int k = 0, comm_sms = 0, compute_sms = 0, sm_count_target = 0;
-  int n_gemm = 0, m_a2a = 0, reps = 0;
-  fg::AlgoInfo algo;
-  std::vector<PerGpu> gpu;
-  // Slowest GPU's values.
-  double gemm_alone_us = 0, gemm_together_us = 0, a2a_alone_us = 0, a2a_together_us = 0, makespan_us = 0;
-  double serial_us = 0, ideal_us = 0;
-  bool a2a_checked = false, a2a_checked_after = false;
-};
-
-double median(const std::vector<double>& v) { return fg::quantile(v, 0.5); }
-
-double sum_gemm_flops(const fg::GemmShape& s) { return s.flops(); }
-
-std::string table_line(const Case& c, double a2a_bytes, int n) {
-  char b[320];
-  const double tflops = sum_gemm_flops(*c.gs) / (c.gemm_alone_us * 1e6);
-  if (c.k == 0) {
-    std::snprintf(b, sizeof b, "%-26s %3d %3d/%3d %9.1f %9s %6s %5.0f %9s %9s %6s %6s %3d %3s %9s %9s %9s", c.shape.c_str(),
-                  c.k, c.comm_sms, c.compute_sms, c.gemm_alone_us, "-", "-", tflops, "-", "-", "-", "-", c.n_gemm, "-",
-                  "-", "-", "-");
-  } else {
-    // One GPU: the copy's own bandwidth (bytes read = bytes written) in place of busbw.
-    const double busbw = a2a_bytes / (c.a2a_alone_us * 1e3) * (n > 1 ? (n - 1.0) / n : 1.0);
-    std::snprintf(b, sizeof b,
-                  "%-26s %3d %3d/%3d %9.1f %9.1f %6.3f %5.0f %9.1f %9.1f %6.3f %6.1f %3d %3d %9.0f %9.0f %9.0f",
-                  c.shape.c_str(), c.k, c.comm_sms, c.compute_sms, c.gemm_alone_us, c.gemm_together_us,
-                  c.gemm_together_us / c.gemm_alone_us, tflops, c.a2a_alone_us, c.a2a_together_us,
-                  c.a2a_together_us / c.a2a_alone_us, busbw, c.n_gemm, c.m_a2a, c.makespan_us, c.serial_us, c.ideal_us);
-  }
-  return b;
-}
 
 int run(int argc, char** argv) {
   Options opt;

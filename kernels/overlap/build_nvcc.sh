@@ -23,7 +23,7 @@ pids=()
 g++ "${cxx_flags[@]}" -DCS_BUILD_TYPE='"Release"' -DCS_CUDA_ARCHITECTURE='"sm_90a"' \
   -DCS_CUDA_COMPILER_VERSION="\"$nvcc_version\"" -c "$src/common/provenance.cc" -o "$out/obj/provenance.o" &
 pids+=($!)
-for f in fp8_gemm/sm_partition fp8_gemm/lt_matmul fp8_gemm/timing overlap/green_pair; do
+for f in fp8_gemm/sm_partition fp8_gemm/lt_matmul fp8_gemm/timing overlap/green_pair overlap/options; do
   g++ "${cxx_flags[@]}" -c "$src/$f.cc" -o "$out/obj/$(basename $f).o" &
   pids+=($!)
 done
