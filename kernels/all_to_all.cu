@@ -30,6 +30,7 @@
 #include "all_to_all/copy_kernels.cuh"
 #include "all_to_all/options.h"
 #include "common/check.h"
+#include "common/peer_access.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
 
@@ -95,16 +96,7 @@ class Bench {
     for (int d = 0; d < n; ++d) {
       Gpu& g = g_[d];
       g.dev = d;
-      CS_CUDA_CHECK(cudaSetDevice(d));
-      for (int p = 0; p < n; ++p) {
-        if (p == d) continue;
-        int can = 0;
-        CS_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, p));
-        if (!can) throw std::runtime_error("GPU " + std::to_string(d) + " cannot access GPU " + std::to_string(p));
-        const cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
-        if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-        else CS_CUDA_CHECK(e);
-      }
+      cs::kernels::enable_peer_access(d, n);
       CS_CUDA_CHECK(cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking));
       CS_CUDA_CHECK(cudaEventCreate(&g.start));
       CS_CUDA_CHECK(cudaEventCreate(&g.stop));

@@ -6,8 +6,7 @@ namespace cs::models {
 
 namespace {
 
-constexpr double kAct = 2;                    // BF16 activation bytes
-constexpr double kFp8 = 1 + 4.0 / 128;        // FP8 element plus its share of a 1x128 FP32 scale
+constexpr double kAct = 2;  // BF16 activation bytes
 
 double gemm_bytes(const sim::GemmShape& g) {
   const double in = sim::dtype_bytes(g.dtype);
@@ -53,7 +52,7 @@ void LayerBuilder::cast(const std::string& name, Block b, double rows, double wi
   LayerOp o = op(name, Pass::kForward, LayerOpKind::kElementwise, b);
   // abs-max per 128, scale and convert: 3 operations per element; read BF16, write FP8 + scales.
   o.flops = 3 * rows * width;
-  o.hbm_bytes = rows * width * (kAct + kFp8);
+  o.hbm_bytes = rows * width * (kAct + kFp8TileBytes);
   u.fwd.push_back(o);
 }
 
@@ -76,7 +75,7 @@ void LayerBuilder::linear(const std::string& name, Block b, double m, int64_t n,
     LayerOp q = op(name + ".dy_cast", Pass::kBackwardInput, LayerOpKind::kElementwise, b);
     q.flops = 3 * m * n * groups;
     // Both the row-wise (dgrad) and column-wise (wgrad) quantisations are written.
-    q.hbm_bytes = m * n * groups * (kAct + 2 * kFp8);
+    q.hbm_bytes = m * n * groups * (kAct + 2 * kFp8TileBytes);
     u.bwd.push_back(q);
   }
   u.bwd.push_back(gemm(Pass::kBackwardInput, ".dgrad", mi, k, n));

@@ -8,8 +8,6 @@ namespace cs::models {
 
 namespace {
 
-constexpr double kFp8 = 1 + 4.0 / 128;  // FP8 element plus its share of a 1x128 FP32 scale
-
 struct Shape {
   double t;       // tokens of the micro-batch
   double rows_n;  // tokens each TP rank normalises (t / tp with sequence parallelism)
@@ -124,7 +122,7 @@ void moe_ffn(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   // Dispatch carries FP8 tokens with their scales; its backward (the gradient of the expert
   // inputs going home) is a combine in BF16. Combine is BF16 both ways in bytes, but its
   // backward sends the output gradients to the experts quantised to FP8 (DeepSeek-V3 sec. 3.3.3).
-  b.comm("moe.dispatch", Block::kDispatch, CommOp::kDispatch, s.h * kFp8, CommOp::kCombine, s.h * 2.0);
+  b.comm("moe.dispatch", Block::kDispatch, CommOp::kDispatch, s.h * kFp8TileBytes, CommOp::kCombine, s.h * 2.0);
   if (e.shared_experts > 0) {
     const int64_t fs = e.expert_hidden * e.shared_experts;
     b.linear("moe.shared_up", Block::kMlp, s.t, 2 * fs, s.h, 1, false, false);
@@ -136,7 +134,7 @@ void moe_ffn(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   b.activation("moe.expert_act", Block::kMlp, rows, e.expert_hidden, FfnActivation::kSwiglu);
   b.cast("moe.expert_act.cast", Block::kMlp, rows, e.expert_hidden);
   b.linear("moe.expert_down", Block::kMlp, rows / local, s.h, e.expert_hidden, local, false, false);
-  b.comm("moe.combine", Block::kCombine, CommOp::kCombine, s.h * 2.0, CommOp::kDispatch, s.h * kFp8);
+  b.comm("moe.combine", Block::kCombine, CommOp::kCombine, s.h * 2.0, CommOp::kDispatch, s.h * kFp8TileBytes);
   b.residual("ffn.residual", Block::kCombine, s.t, s.h);
 }
 

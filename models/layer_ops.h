@@ -23,6 +23,9 @@
 
 namespace cs::models {
 
+// Bytes per FP8 element with its share of one FP32 scale per 1x128 tile (DeepSeek-V3 sec. 3.3.2).
+inline constexpr double kFp8TileBytes = 1 + 4.0 / 128;
+
 enum class Pass : uint8_t { kForward, kBackwardInput, kBackwardWeight };
 const char* pass_name(Pass p);  // "F", "B", "W"
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "models/layer_ops.h"
 #include "models/model_params.h"
 
 namespace cs::models {
@@ -13,8 +14,6 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 constexpr double kFp32 = 4, kInt32 = 4, kInt64 = 8;
-// FP8 with one FP32 scale per 1x128 tile (DeepSeek-V3 sec. 3.3.2).
-constexpr double kFp8Tile = 1 + 4.0 / 128;
 // Our H200 reported totalGlobalMem = 150,109,880,320 B against its datasheet's 141 GB read as
 // 141 x 2^30 (calibrate/data/h200/fp8_gemm.json, "memory_bytes"): about 0.9915 of it is usable.
 constexpr double kHbmReportedFraction = 150109880320.0 / (141.0 * 1073741824.0);
@@ -228,10 +227,10 @@ PrecisionRecipe PrecisionRecipe::deepseek_fp8() {
   p.master_bytes = 4;   // FP32 master weights
   p.moment_bytes = 4;   // AdamW moments in BF16, 2 + 2 (sec. 3.3.3)
   p.act_bytes = 2;
-  p.linear_input_bytes = kFp8Tile;  // Linear inputs cached in FP8 (sec. 3.3.3)
+  p.linear_input_bytes = kFp8TileBytes;  // Linear inputs cached in FP8 (sec. 3.3.3)
   // E5M6 is 12 bits; like the FP8 caches it carries 1x128 scales, turned 128x1 in backward.
-  p.attn_out_bytes = 1.5 + 4.0 / 128;
-  p.moe_swiglu_input_bytes = kFp8Tile;  // cached in FP8, output recomputed (sec. 3.3.3)
+  p.attn_out_bytes = 1.5 + (kFp8TileBytes - 1);
+  p.moe_swiglu_input_bytes = kFp8TileBytes;  // cached in FP8, output recomputed (sec. 3.3.3)
   p.moe_swiglu_output_recomputed = true;
   p.logits_bytes = 4;
   return p;

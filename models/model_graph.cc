@@ -41,7 +41,7 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
     seq = sequence(stage_units(mw, c), mw.backward);
   } else {
     // Every stage's forward and backward once per micro-batch (and direction), plus the sends.
-    const ScheduleParams p = pipeline_params(mw);
+    const ScheduleParams& p = *mw.pipeline;
     ParallelLayout sl = L;
     sl.pp = p.kind == ScheduleKind::kInterleaved1f1b ? p.stages * p.virtual_stages : p.stages;
     const std::vector<int> split = stage_layers(sl, mw.model, mw.seq_len);

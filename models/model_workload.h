@@ -77,6 +77,5 @@ OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& c)
 // sends of the BF16 activations (forward) and their gradients (backward) between the same data-
 // and tensor-parallel ranks of neighbouring stages, DualPipe's overlapped pairs interleaved.
 OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig& c);
-ScheduleParams pipeline_params(const ModelWorkload& mw);
 
 }  // namespace cs::models

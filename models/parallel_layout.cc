@@ -116,7 +116,7 @@ std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64
     return stages + 1;
   };
   double lo = 0, hi = tail;
-  for (double c : cost) hi += c;
+  for (double layer : cost) hi += layer;
   for (int it = 0; it < 200 && hi - lo > hi * 1e-12; ++it) {
     const double mid = (lo + hi) / 2;
     const int k = fill(mid, nullptr);
@@ -162,7 +162,7 @@ std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelS
   }
   const std::vector<int> split = stage_layers(l, m);
   std::string layers = std::string(l.layers_per_stage.empty() ? "layers per stage (forward FLOPs balanced):" : "layers per stage:");
-  for (int n : split) layers += " " + s(n);
+  for (int n : split) layers.append(" ").append(s(n));  // append: g++ 12 warns falsely on " " + s(n)
   layers += " (embedding on stage 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on stage " +
             s(l.pp - 1) + ")";
   out.push_back(layers);

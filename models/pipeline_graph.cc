@@ -121,15 +121,9 @@ std::vector<std::vector<LayerOp>> joined(const StageOps::Part& a, const StageOps
 
 }  // namespace
 
-ScheduleParams pipeline_params(const ModelWorkload& mw) {
-  ScheduleParams p = *mw.pipeline;
-  p.stages = mw.layout.pp;
-  return p;
-}
-
 OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig& cl) {
   const ParallelLayout& L = mw.layout;
-  const PipelineSchedule sched = make_schedule(pipeline_params(mw));
+  const PipelineSchedule sched = make_schedule(*mw.pipeline);
   ParallelLayout stages_layout = L;
   stages_layout.pp = sched.model_stages;
   const std::vector<int> split = stage_layers(stages_layout, mw.model, mw.seq_len);

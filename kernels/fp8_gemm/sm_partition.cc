@@ -105,33 +105,17 @@ SmPartitions::SmPartitions(int device, const std::vector<int>& green_limits, int
 // device's SM count (a split cannot take every SM), else one group split off by count; the driver
 // rounds the count up to its granularity, so the SMs obtained are read back from the context.
 void SmPartitions::make_green(Partition& p) {
-  const Driver& d = driver();
-  CUdevResource whole{};
-  cu_check(d.device_get_resource(device_, &whole, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
+  CUdevResource whole = device_sm_resource(device_);
   if (p.sm_limit <= 0 || p.sm_limit > static_cast<int>(whole.sm.smCount)) {
     throw std::runtime_error("asked for " + std::to_string(p.sm_limit) + " SMs of " +
                              std::to_string(whole.sm.smCount));
   }
-  CUdevResource part{};
-  if (p.sm_limit == static_cast<int>(whole.sm.smCount)) {
+  CUdevResource part{}, remaining{};
+  if (p.sm_limit == static_cast<int>(whole.sm.smCount))
     part = whole;
-  } else {
-    unsigned groups = 1;
-    CUdevResource remaining{};
-    cu_check(d.split_by_count(&part, &groups, &whole, &remaining, 0, static_cast<unsigned>(p.sm_limit)),
-             "cuDevSmResourceSplitByCount");
-    if (groups < 1) throw std::runtime_error("cuDevSmResourceSplitByCount made no group");
-  }
-  CUdevResourceDesc desc = nullptr;
-  cu_check(d.generate_desc(&desc, &part, 1), "cuDevResourceGenerateDesc");
-  cu_check(d.green_create(&p.green_ctx, desc, device_, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
-  cu_check(d.ctx_from_green(&p.ctx, p.green_ctx), "cuCtxFromGreenCtx");
-  CUdevResource got{};
-  cu_check(d.green_get_resource(p.green_ctx, &got, CU_DEV_RESOURCE_TYPE_SM), "cuGreenCtxGetDevResource");
-  p.sm_obtained = static_cast<int>(got.sm.smCount);
-  CUstream s = nullptr;
-  cu_check(d.green_stream_create(&s, p.green_ctx, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
-  p.stream = reinterpret_cast<cudaStream_t>(s);
+  else
+    split_sm_resource(whole, p.sm_limit, part, remaining);
+  make_green_context(device_, part, p);
 }
 
 // Events belong to the context current when they are made, so they are made inside p's context.
@@ -153,26 +137,54 @@ Partition* SmPartitions::green(int sm_limit) {
   return nullptr;
 }
 
-void SmPartitions::make_current(const Partition& p) const {
-  cu_check(driver().ctx_set_current(p.ctx), "cuCtxSetCurrent");
-}
+void SmPartitions::make_current(const Partition& p) const { fp8_gemm::make_current(p); }
 
 SmPartitions::~SmPartitions() {
-  // Best effort: nothing here may throw.
+  // Best effort: nothing here may throw. The green contexts go last, with the primary current.
+  const CUcontext primary = primary_ ? primary_->ctx : nullptr;
+  if (primary_) release_partition(*primary_, nullptr);
+  for (auto& p : greens_) release_partition(*p, primary);
+}
+
+CUdevResource device_sm_resource(int device) {
+  CUdevResource whole{};
+  cu_check(driver().device_get_resource(device, &whole, CU_DEV_RESOURCE_TYPE_SM), "cuDeviceGetDevResource");
+  return whole;
+}
+
+void split_sm_resource(CUdevResource& whole, int sms, CUdevResource& group, CUdevResource& rest) {
+  unsigned groups = 1;
+  cu_check(driver().split_by_count(&group, &groups, &whole, &rest, 0, static_cast<unsigned>(sms)),
+           "cuDevSmResourceSplitByCount");
+  if (groups < 1) throw std::runtime_error("cuDevSmResourceSplitByCount made no group");
+}
+
+void make_green_context(int device, CUdevResource& part, Partition& p) {
   const Driver& d = driver();
-  auto release = [&d](Partition& p) {
-    if (p.ctx == nullptr) return;
-    if (d.ctx_set_current(p.ctx) != CUDA_SUCCESS) return;
+  CUdevResourceDesc desc = nullptr;
+  cu_check(d.generate_desc(&desc, &part, 1), "cuDevResourceGenerateDesc");
+  cu_check(d.green_create(&p.green_ctx, desc, device, CU_GREEN_CTX_DEFAULT_STREAM), "cuGreenCtxCreate");
+  p.green = true;
+  cu_check(d.ctx_from_green(&p.ctx, p.green_ctx), "cuCtxFromGreenCtx");
+  CUdevResource got{};
+  cu_check(d.green_get_resource(p.green_ctx, &got, CU_DEV_RESOURCE_TYPE_SM), "cuGreenCtxGetDevResource");
+  p.sm_obtained = static_cast<int>(got.sm.smCount);
+  CUstream s = nullptr;
+  cu_check(d.green_stream_create(&s, p.green_ctx, CU_STREAM_NON_BLOCKING, 0), "cuGreenCtxStreamCreate");
+  p.stream = reinterpret_cast<cudaStream_t>(s);
+}
+
+void make_current(const Partition& p) { cu_check(driver().ctx_set_current(p.ctx), "cuCtxSetCurrent"); }
+
+void release_partition(Partition& p, CUcontext after) {
+  const Driver& d = driver();
+  if (p.ctx != nullptr && d.ctx_set_current(p.ctx) == CUDA_SUCCESS) {
     for (cudaEvent_t e : p.start_events) cudaEventDestroy(e);
     for (cudaEvent_t e : p.stop_events) cudaEventDestroy(e);
     if (p.stream != nullptr) cudaStreamDestroy(p.stream);
-  };
-  for (auto& p : greens_) release(*p);
-  if (primary_) release(*primary_);
-  if (primary_ && primary_->ctx != nullptr) d.ctx_set_current(primary_->ctx);
-  for (auto& p : greens_) {
-    if (p->green_ctx != nullptr) d.green_destroy(p->green_ctx);
   }
+  if (after != nullptr) d.ctx_set_current(after);
+  if (p.green_ctx != nullptr) d.green_destroy(p.green_ctx);
 }
 
 }  // namespace cs::kernels::fp8_gemm

@@ -37,6 +37,20 @@ struct SmResourceInfo {
   int coscheduled_alignment = 0;     // partition sizes are multiples of this
 };
 
+// The pieces SmPartitions is made of, for programs that split a device their own way
+// (cs_overlap's disjoint pairs). Each throws std::runtime_error on a driver failure.
+// The SM resource of the whole device.
+CUdevResource device_sm_resource(int device);
+// Splits one group of at least `sms` SMs off `whole`; `rest` gets the remaining SMs.
+void split_sm_resource(CUdevResource& whole, int sms, CUdevResource& group, CUdevResource& rest);
+// Makes p a green context over `part` with a non-blocking stream, and reads back its SM count.
+void make_green_context(int device, CUdevResource& part, Partition& p);
+// Makes p's context current to this thread (the runtime then works in it).
+void make_current(const Partition& p);
+// Best effort, never throws: destroys p's events and stream inside its context, then (for a green
+// context) the context itself, after making `after` current (nullptr: leave whatever is current).
+void release_partition(Partition& p, CUcontext after);
+
 // Owns the primary-context partition and one green-context partition per SM limit. Not copyable.
 class SmPartitions {
  public:

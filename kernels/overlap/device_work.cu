@@ -5,6 +5,7 @@
 
 #include "all_to_all/copy_kernels.cuh"
 #include "common/check.h"
+#include "common/peer_access.h"
 
 namespace cs::kernels::overlap {
 namespace {
@@ -38,16 +39,7 @@ AllToAll::AllToAll(int n, unsigned long long bytes)
   if (n > a2a::kMaxGpus) throw std::runtime_error("at most 8 GPUs");
   auto* peers = static_cast<a2a::Peers*>(peers_);
   for (int d = 0; d < n; ++d) {
-    CS_CUDA_CHECK(cudaSetDevice(d));
-    for (int p = 0; p < n; ++p) {
-      if (p == d) continue;
-      int can = 0;
-      CS_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, d, p));
-      if (!can) throw std::runtime_error("GPU " + std::to_string(d) + " cannot access GPU " + std::to_string(p));
-      const cudaError_t e = cudaDeviceEnablePeerAccess(p, 0);
-      if (e == cudaErrorPeerAccessAlreadyEnabled) (void)cudaGetLastError();
-      else CS_CUDA_CHECK(e);
-    }
+    cs::kernels::enable_peer_access(d, n);
     CS_CUDA_CHECK(cudaMalloc(&send_[d], bytes));
     CS_CUDA_CHECK(cudaMalloc(&recv_[d], bytes));
     CS_CUDA_CHECK(cudaMalloc(&flags_[d], (a2a::kMaxGpus + 1) * sizeof(unsigned long long)));

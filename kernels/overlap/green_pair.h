@@ -28,7 +28,6 @@ class GreenPair {
   Partition comm_, compute_;
 };
 
-// Makes ctx current to this thread (cuCtxSetCurrent); throws on failure.
-void make_current(const Partition& p);
+using fp8_gemm::make_current;
 
 }  // namespace cs::kernels::overlap
