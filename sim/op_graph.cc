@@ -97,6 +97,28 @@ OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view
   return OpId{op};
 }
 
+OpId OpGraph::add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes,
+                      std::string_view label) {
+  if (src.v >= streams_.size()) throw std::invalid_argument("put: unknown stream");
+  if (dst_gpus.size() != bytes.size()) throw std::invalid_argument("put: one size per destination");
+  // Participants: the source as rank 0, then each distinct destination.
+  std::vector<int> gpus{streams_[src.v].gpu};
+  std::vector<Transfer> transfers;
+  for (size_t i = 0; i < dst_gpus.size(); ++i) {
+    const auto it = std::find(gpus.begin(), gpus.end(), dst_gpus[i]);
+    const auto rank = static_cast<uint32_t>(it - gpus.begin());
+    if (it == gpus.end()) gpus.push_back(dst_gpus[i]);
+    transfers.push_back({0, rank, bytes[i]});  // rank 0 (src == dst) is refused below
+  }
+  transfers = normalize_transfers(static_cast<uint32_t>(gpus.size()), std::move(transfers));
+  double total = 0;
+  for (const Transfer& t : transfers) total += t.bytes;
+  const auto c = static_cast<uint32_t>(collectives_.size());
+  const uint32_t op = add_op(src, OpKind::kComm, c, label);
+  collectives_.push_back(Collective{CollectiveKind::kAllToAllV, total, std::move(gpus), {op}, transfer_pool_.add(transfers)});
+  return OpId{op};
+}
+
 std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams,
                                             std::vector<Transfer> transfers, std::string_view label) {
   // Everything is checked before the graph changes, so a throw leaves it as it was.

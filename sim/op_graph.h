@@ -64,7 +64,7 @@ struct Collective {
   CollectiveKind kind = CollectiveKind::kAllToAll;
   double bytes = 0;
   std::vector<int> gpus;      // participants in rank order; for kSend: {source, destination}
-  std::vector<uint32_t> ops;  // one op per GPU that runs a kernel (kSend: the source only)
+  std::vector<uint32_t> ops;  // one op per GPU that runs a kernel (kSend and add_put: the source only)
   uint32_t transfer_set = UINT32_MAX;  // kAllToAllV: its set in the graph's transfer pool
 };
 
@@ -87,6 +87,13 @@ class OpGraph {
                                      std::vector<Transfer> transfers, std::string_view label);
   // A one-sided put: the source stream's kernel writes `bytes` into dst_gpu's memory.
   OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label);
+  // A one-sided put to several GPUs at once: the source stream's kernel writes bytes[i] into
+  // dst_gpus[i]'s memory, all concurrently (a ring collective's steps pipelined into one bulk
+  // transfer per ring, where only the source is simulated). Repeated destinations are summed.
+  // Throws std::invalid_argument, leaving the graph unchanged, for dst == src, sizes that differ,
+  // or bytes negative or not finite.
+  OpId add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes,
+               std::string_view label);
   // `later` starts only after `earlier` has finished.
   void add_dep(OpId later, OpId earlier) { ops_[later.v].deps.push_back(earlier.v); }
 

@@ -185,6 +185,23 @@ TEST_CASE("a send is a one-sided put of L + S/B") {
   CHECK(r.ops[op.v].end == Time::ms(10) + Time::us(3));
 }
 
+TEST_CASE("a put to several GPUs sends to all at once, sharing the source's copy rate") {
+  World w(4, kSplit, Bandwidth::gbytes_per_s(100), Time::us(3));
+  w.cost.copy_per_sm = 1e12;
+  OpGraph g;
+  auto s = g.add_stream(0, 1, "p2p");
+  // 1 GB to GPU 1 and 0.5 + 0.5 GB to GPU 2 (summed): two flows on the source's up-link, 50 GB/s
+  // each while both run; then the rest of neither (both carry 1 GB), so 20 ms in all.
+  auto op = g.add_put(s, {1, 2, 2}, {1e9, 0.5e9, 0.5e9}, "put");
+  const auto r = w.run(g);
+  CHECK(r.ops[op.v].end == Time::ms(20) + Time::us(3));
+  REQUIRE(g.collectives().back().ops.size() == 1);  // only the source runs a kernel
+  CHECK(g.collectives().back().gpus == std::vector<int>{0, 1, 2});
+  CHECK_THROWS_AS(g.add_put(s, {0}, {1.0}, "self"), std::invalid_argument);
+  CHECK_THROWS_AS(g.add_put(s, {1}, {1.0, 2.0}, "sizes"), std::invalid_argument);
+  CHECK(g.collectives().size() == 1);  // a refused put leaves the graph as it was
+}
+
 TEST_CASE("ops caught in a dependency cycle are reported as stuck, not run") {
   World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time());
   OpGraph g;
