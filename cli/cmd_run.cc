@@ -9,6 +9,7 @@
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
+#include "models/training_run.h"
 #include "reports/atomic_file.h"
 #include "reports/run_report.h"
 
@@ -51,7 +52,11 @@ int cmd_run(const RunArgs& args) {
             << ", " << work.stream_names.size() << " streams, " << work.graph.ops().size() << " ops)\n";
   models::RunOptions options;
   if (trace) options.trace = &trace->stream();
-  const models::RunResult r = models::run_scenario(sc, work, options);
+  models::RunResult r = models::run_scenario(sc, work, options);
+  if (sc.training) {
+    std::cerr << "clustersim: simulating the other representative steps of the training run\n";
+    r.training = models::predict_training(sc, r);
+  }
   if (!r.calibrated)
     std::cerr << "clustersim: warning: costs are uncalibrated (" << r.cost_model << ")\n";
 

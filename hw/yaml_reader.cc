@@ -69,6 +69,21 @@ YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const YamlSource> src, std::
     fail("nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
 }
 
+YamlNode YamlNode::merged_with(const YamlNode& over) const {
+  if (!is_map()) fail("expected a map");
+  if (!over.is_map()) over.fail("expected a map");
+  const auto key_of = [](const YAML::Node& k) { return k.IsScalar() ? k.Scalar() : std::string(); };
+  std::vector<std::string> replaced;
+  for (const auto& kv : over.node_) replaced.push_back(key_of(kv.first));
+  YAML::Node merged(YAML::NodeType::Map);
+  for (const auto& kv : node_)
+    if (std::find(replaced.begin(), replaced.end(), key_of(kv.first)) == replaced.end()) merged.force_insert(kv.first, kv.second);
+  for (const auto& kv : over.node_) merged.force_insert(kv.first, kv.second);
+  YamlNode out = *this;
+  out.node_ = merged;
+  return out;
+}
+
 void YamlNode::fail(const std::string& message) const { throw UserError(src_->file, line(), col(), message); }
 
 bool YamlNode::is_plain_scalar() const { return node_.IsScalar() && node_.Tag() == "?"; }

@@ -51,6 +51,10 @@ class YamlNode {
   // A finite number in [min, max]; `min_exclusive` makes the lower bound strict (e.g. > 0).
   double as_double(double min, double max, bool min_exclusive = false) const;
   std::vector<YamlNode> items() const;  // requires a sequence
+  // This map with `over`'s entries put in place of its own of the same key (and added where it has
+  // none): a scenario section changed by another one. Entries keep their own positions; the result
+  // sits where this map does. Both must be maps (else fail at the one that is not).
+  YamlNode merged_with(const YamlNode& over) const;
 
  private:
   friend class YamlMap;

@@ -7,6 +7,7 @@
 
 #include "models/layer_ops.h"
 #include "models/model_params.h"
+#include "models/pipeline_schedule.h"
 
 namespace cs::models {
 
@@ -147,6 +148,33 @@ void mtp_module(Saver& s) {
   head(s);
 }
 
+int model_stage_count(const MemoryInputs& in) { return in.model_stages > 0 ? in.model_stages : in.layout.pp; }
+
+// Layers per model stage: the layout's split over model_stage_count() stages.
+std::vector<int> model_split(const MemoryInputs& in) {
+  ParallelLayout l = in.layout;
+  l.pp = model_stage_count(in);
+  return stage_layers(l, in.model, in.seq_len);
+}
+
+// The stages the rank holds (chunk counts aside).
+HeldMoment rank_held(const MemoryInputs& in) {
+  if (in.rank_moments.empty()) return held_stages(in.layout, in.schedule, in.pp_rank);
+  assert(in.pp_rank < static_cast<int>(in.rank_moments.size()) && !in.rank_moments[in.pp_rank].empty());
+  return in.rank_moments[in.pp_rank].front();
+}
+
+// One micro-batch's saved tensors of a model stage: its extras and its layers.
+std::vector<SavedTensor> stage_chunk(const MemoryInputs& in, const std::vector<int>& split, int stage) {
+  std::vector<SavedTensor> chunk = stage_extra_saved_tensors(in, stage);
+  const int first = first_layer_of_stage(split, stage);
+  for (int i = first; i < first + split[stage]; ++i) {
+    const std::vector<SavedTensor> t = layer_saved_tensors(in, i);
+    chunk.insert(chunk.end(), t.begin(), t.end());
+  }
+  return chunk;
+}
+
 // Parameters on one GPU, split by how ZeRO-1 shards their optimizer states.
 struct ParamPart {
   std::string name;
@@ -179,8 +207,8 @@ ParamPart layer_part(const ModelSpec& m, const ParallelLayout& l, int layer) {
 std::vector<ParamPart> rank_params(const MemoryInputs& in) {
   const ModelSpec& m = in.model;
   const ParallelLayout& l = in.layout;
-  const std::vector<HeldStage> held = held_stages(l, in.schedule, in.pp_rank);
-  const std::vector<int> split = stage_layers(l, m, in.seq_len);
+  const HeldMoment held = rank_held(in);
+  const std::vector<int> split = model_split(in);
   const bool has_first = std::any_of(held.begin(), held.end(), [](const HeldStage& h) { return h.stage == 0; });
   const double table = static_cast<double>(m.vocab) * m.hidden / l.tp;
   std::vector<ParamPart> parts;
@@ -195,7 +223,7 @@ std::vector<ParamPart> rank_params(const MemoryInputs& in) {
     }
     if (n > 0) parts.push_back(part);
     if (h.stage == 0) parts.push_back({"embedding", table + static_cast<double>(m.learned_positions) * m.hidden});
-    if (h.stage != l.pp - 1) continue;
+    if (h.stage != model_stage_count(in) - 1) continue;
     const ParamCounts c = param_counts(m);
     parts.push_back({"final norm", static_cast<double>(c.final_norm)});
     // A tied head, and the embedding MTP reads, are the stage-0 table: shared when this rank holds
@@ -269,6 +297,41 @@ std::vector<HeldStage> held_stages(const ParallelLayout& l, ScheduleMemory s, in
   return {{r, chunks(r)}, {l.pp - 1 - r, chunks(l.pp - 1 - r)}};
 }
 
+void use_schedule_memory(MemoryInputs& in, const PipelineSchedule& s) {
+  assert(s.ranks == in.layout.pp);
+  in.model_stages = s.model_stages;
+  if (s.params.kind == ScheduleKind::kDualPipe) in.schedule = ScheduleMemory::kDualPipe;
+  in.rank_moments.assign(s.ranks, {});
+  for (int r = 0; r < s.ranks; ++r) {
+    const std::vector<StageRef> held = s.rank_stages(r);
+    for (const std::vector<int>& live : activation_moments(s, r)) {
+      HeldMoment m;
+      for (size_t k = 0; k < held.size(); ++k) m.push_back({held[k].stage, live[k]});
+      in.rank_moments[r].push_back(std::move(m));
+    }
+  }
+}
+
+HeldMoment activation_moment(const MemoryInputs& in) {
+  if (in.rank_moments.empty()) return held_stages(in.layout, in.schedule, in.pp_rank);
+  const HeldMoment held = rank_held(in);
+  const std::vector<int> split = model_split(in);
+  std::map<int, double> chunk_bytes;
+  for (const HeldStage& h : held)
+    for (const SavedTensor& t : stage_chunk(in, split, h.stage)) chunk_bytes[h.stage] += t.bytes();
+  const HeldMoment* best = nullptr;
+  double best_bytes = -1;
+  for (const HeldMoment& m : in.rank_moments[in.pp_rank]) {
+    double bytes = 0;
+    for (const HeldStage& h : m) bytes += h.chunks * chunk_bytes.at(h.stage);
+    if (bytes > best_bytes) {
+      best = &m;
+      best_bytes = bytes;
+    }
+  }
+  return *best;
+}
+
 std::vector<SavedTensor> layer_saved_tensors(const MemoryInputs& in, int l) {
   std::vector<SavedTensor> out;
   Saver s(in, out);
@@ -281,7 +344,7 @@ std::vector<SavedTensor> stage_extra_saved_tensors(const MemoryInputs& in, int s
   Saver s(in, out);
   // The embedding's output is layer 0's input, counted there; its backward needs only the ids.
   if (stage == 0) s.add("token ids (embedding backward)", s.T, kInt64);
-  if (stage == in.layout.pp - 1) {
+  if (stage == model_stage_count(in) - 1) {
     head(s);
     for (int d = 0; d < in.model.mtp_depth; ++d) {
       s.prefix = "MTP " + std::to_string(d + 1) + ": ";
@@ -311,11 +374,22 @@ double deepep_buffer_bytes(int64_t hidden, int ep, int sms) {
 
 double pp_p2p_buffer_bytes(const MemoryInputs& in) {
   const ParallelLayout& l = in.layout;
-  const int r = in.pp_rank, neighbours = (r > 0 ? 1 : 0) + (r < l.pp - 1 ? 1 : 0);
-  const int directions = in.schedule == ScheduleMemory::kDualPipe ? 2 : 1;
+  const HeldMoment held = rank_held(in);
+  const int stages = model_stage_count(in);
+  // A neighbouring stage on the same rank is a local hand-over (DualPipeV's last rank holds the
+  // V's two middle stages). DualPipe's two stages belong to different model copies, so each
+  // borders only stages of its own copy, all on other ranks.
+  const auto local = [&](int stage) {
+    if (in.schedule == ScheduleMemory::kDualPipe) return false;
+    return std::any_of(held.begin(), held.end(), [&](const HeldStage& h) { return h.stage == stage; });
+  };
+  int boundaries = 0;
+  for (const HeldStage& h : held)
+    for (const int n : {h.stage - 1, h.stage + 1})
+      if (n >= 0 && n < stages && !local(n)) ++boundaries;
   const double sp = l.tp_comm == TpComm::kReduceScatter ? l.tp : 1;
   const double boundary = static_cast<double>(in.tokens()) * in.model.hidden / sp * in.precision.act_bytes;
-  return 2.0 * neighbours * directions * boundary;
+  return 2.0 * boundaries * boundary;
 }
 
 MemoryBreakdown memory_breakdown(const MemoryInputs& in, const hw::GpuSpec& gpu) {
@@ -338,17 +412,12 @@ MemoryBreakdown memory_breakdown(const MemoryInputs& in, const hw::GpuSpec& gpu)
                          part.name + ": routed experts / " + std::to_string(int(expert_shards)), part.expert,
                          opt / expert_shards});
   }
-  const std::vector<int> split = stage_layers(l, in.model, in.seq_len);
-  for (const HeldStage& h : held_stages(l, in.schedule, in.pp_rank)) {
-    std::vector<SavedTensor> chunk = stage_extra_saved_tensors(in, h.stage);
-    const int first = first_layer_of_stage(split, h.stage);
-    for (int i = first; i < first + split[h.stage]; ++i) {
-      const std::vector<SavedTensor> t = layer_saved_tensors(in, i);
-      chunk.insert(chunk.end(), t.begin(), t.end());
-    }
+  const std::vector<int> split = model_split(in);
+  for (const HeldStage& h : activation_moment(in)) {
+    if (h.chunks == 0) continue;
     // One line per tensor kind and size: count = its layers x the chunks in flight.
     std::map<std::pair<std::string, double>, int> seen;
-    for (const SavedTensor& t : chunk) ++seen[{t.name, t.bytes()}];
+    for (const SavedTensor& t : stage_chunk(in, split, h.stage)) ++seen[{t.name, t.bytes()}];
     const std::string stage = "stage " + std::to_string(h.stage) + " x" + std::to_string(h.chunks) + ": ";
     for (const auto& [key, n] : seen)
       b.lines.push_back({MemoryCategory::kActivations, stage + key.first, double(n) * h.chunks, key.second});
@@ -370,6 +439,15 @@ MemoryBreakdown worst_rank_memory(MemoryInputs in, const hw::GpuSpec& gpu) {
     if (r == 0 || b.total_bytes() > worst.total_bytes()) worst = std::move(b);
   }
   return worst;
+}
+
+RankParamCounts rank_param_counts(const MemoryInputs& in) {
+  RankParamCounts n;
+  for (const ParamPart& part : rank_params(in)) {
+    n.dense += part.dense;
+    n.expert += part.expert;
+  }
+  return n;
 }
 
 std::string memory_summary(const MemoryBreakdown& b) {

@@ -56,13 +56,28 @@ struct CommBuffers {
   int deepep_sms = 20;                 // DeepEP's default SM count (REFERENCE.md, DeepEP)
 };
 
+// A model stage held by a rank and how many of its micro-batch chunks are in flight (at peak, or
+// at one moment of a generated schedule).
+struct HeldStage {
+  int stage = 0;
+  int chunks = 0;
+};
+// Every stage a rank holds with its chunks in flight at one moment.
+using HeldMoment = std::vector<HeldStage>;
+
 struct MemoryInputs {
   ModelSpec model;
   ParallelLayout layout;
   int pp_rank = 0;
   int micro_batch_seqs = 1;
   int64_t seq_len = 4096;
-  ScheduleMemory schedule = ScheduleMemory::k1f1b;
+  ScheduleMemory schedule = ScheduleMemory::k1f1b;  // kDualPipe for DualPipe's moments too (two copies)
+  // From a generated schedule (activation_moments), per pipeline rank: the moments when its
+  // activations can peak, each listing every stage the rank holds. Empty: `schedule`'s closed form.
+  std::vector<std::vector<HeldMoment>> rank_moments;
+  // Model stages the layers are split over: pp x v for interleaved 1F1B, 2 x pp for DualPipeV;
+  // 0 means layout.pp. Data-parallel sharding always follows `layout`.
+  int model_stages = 0;
   Recompute recompute;
   PrecisionRecipe precision = PrecisionRecipe::bf16_mixed();
   CommBuffers buffers;
@@ -78,12 +93,6 @@ struct SavedTensor {
   double elements = 0;
   double bytes_per_element = 0;
   double bytes() const { return elements * bytes_per_element; }
-};
-
-// A pipeline stage held by a rank and how many of its micro-batch chunks are in flight at peak.
-struct HeldStage {
-  int stage = 0;
-  int chunks = 0;
 };
 
 enum class MemoryCategory : uint8_t { kWeights, kGradients, kOptimizer, kActivations, kBuffers };
@@ -110,7 +119,16 @@ struct MemoryBreakdown {
 // Usable HBM of a GPU: hbm_gb x 2^30 (HBM stacks are binary-sized) x what the device reports of it.
 double usable_hbm_bytes(const hw::GpuSpec& gpu);
 
+struct PipelineSchedule;  // models/pipeline_schedule.h
+// Sets rank_moments (activation_moments of every rank), model_stages and, for DualPipe, schedule
+// from a generated schedule whose ranks are the layout's pp.
+void use_schedule_memory(MemoryInputs& in, const PipelineSchedule& s);
+
+// The closed form of `s` (REFERENCE.md's table): the stages rank `pp_rank` holds, each at its peak.
 std::vector<HeldStage> held_stages(const ParallelLayout& l, ScheduleMemory s, int pp_rank);
+// The stages the rank of `in` holds at the moment its activations take the most bytes: the
+// heaviest of its rank_moments, else held_stages(). Stages with no chunk in flight keep count 0.
+HeldMoment activation_moment(const MemoryInputs& in);
 
 // Saved tensors of one transformer layer / of a stage's extras (embedding; head, loss and MTP).
 std::vector<SavedTensor> layer_saved_tensors(const MemoryInputs& in, int layer);
@@ -119,12 +137,21 @@ std::vector<SavedTensor> stage_extra_saved_tensors(const MemoryInputs& in, int s
 // DeepEP's high-throughput buffers as its README sizes them (Config::get_nvl/rdma_buffer_size_hint
 // with the recommended dispatch/combine config for the EP size) plus its 32 MiB workspace.
 double deepep_buffer_bytes(int64_t hidden, int ep, int sms);
-// One send and one receive buffer of a stage-boundary tensor per pipeline neighbour and direction.
+// One send and one receive buffer of a stage-boundary tensor for each boundary between a stage the
+// rank holds and a neighbouring stage on another rank (per neighbour and direction for DualPipe).
 double pp_p2p_buffer_bytes(const MemoryInputs& in);
 
 MemoryBreakdown memory_breakdown(const MemoryInputs& in, const hw::GpuSpec& gpu);
 // The pipeline rank with the largest total (stage 0 holds the embedding, the last stage the head).
 MemoryBreakdown worst_rank_memory(MemoryInputs in, const hw::GpuSpec& gpu);
+
+// The parameters one GPU of the pipeline rank holds, whose gradients it reduces and whose
+// optimizer states it updates: `dense` replicated over dp, `expert` (routed experts) over the
+// experts' dp/ep replicas (ParallelLayout::expert_dp).
+struct RankParamCounts {
+  double dense = 0, expert = 0;
+};
+RankParamCounts rank_param_counts(const MemoryInputs& in);
 
 // "needs X GiB, Y GiB available: weights a, gradients b, ..." (GiB, 2 decimals)
 std::string memory_summary(const MemoryBreakdown& b);

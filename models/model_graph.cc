@@ -52,7 +52,7 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
     mbs = static_cast<uint64_t>(p.micro_batches);
     stages = static_cast<uint64_t>(sl.pp);
   }
-  const uint64_t gpus = static_cast<uint64_t>(L.tp) * (!mw.folded ? L.dp : mw.model.moe ? L.ep : 1);
+  const uint64_t gpus = static_cast<uint64_t>(L.tp) * static_cast<uint64_t>(mw.simulated_dp());
   WorkloadSize w;
   w.ops += 4 * stages * gpus * mbs;  // the sends at stage boundaries and their dependencies
   for (const auto& [label, op] : seq) {
@@ -61,7 +61,10 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
     if (op.kind != LayerOpKind::kComm) continue;
     const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
     const uint64_t n = moe ? L.ep : L.tp, groups = gpus / n;
-    w.transfers += groups * mbs * sim::collective_transfers(moe ? sim::CollectiveKind::kAllToAll : tp_collective(op.comm), n);
+    if (moe && mw.mirrored)  // one put per GPU: its row, at most one transfer per peer
+      w.transfers += gpus * mbs * (n - 1);
+    else
+      w.transfers += groups * mbs * sim::collective_transfers(moe ? sim::CollectiveKind::kAllToAll : tp_collective(op.comm), n);
   }
   return w;
 }
@@ -72,9 +75,9 @@ OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl
   const int gpn = gpus_per_node(cl);
   const LayerContext base = workload_context(mw);
 
-  // The GPUs of the stage (one replica when folded).
+  // The GPUs of the stage (one replica when folded, one GPU per TP rank when mirrored).
   std::vector<int> gpus;
-  const int dp_simulated = !mw.folded ? L.dp : mw.model.moe ? L.ep : 1;
+  const int dp_simulated = mw.simulated_dp();
   for (int dp = 0; dp < dp_simulated; ++dp)
     for (int tp = 0; tp < L.tp; ++tp) gpus.push_back(gpu_of(L, tp, dp, mw.stage));
 

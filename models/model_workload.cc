@@ -45,6 +45,31 @@ ParallelLayout parse_layout(const YamlNode& n) {
   return l;
 }
 
+// `pipeline:` for a layout of `pp` ranks. The layout's pp is always the ranks (devices); the
+// schedules count in model stages: interleaved 1F1B runs pp x v of them, DualPipeV 2 x pp.
+ScheduleParams parse_pipeline(const YamlNode& n, int pp) {
+  const YamlMap p(n, {"schedule", "micro_batches", "virtual_stages"});
+  const YamlNode kind = p.required("schedule");
+  ScheduleParams sp;
+  const std::optional<ScheduleKind> k = schedule_kind_from_name(kind.as_string());
+  // Not a known spelling: as_enum fails, listing the names (and the nearest one).
+  sp.kind = k ? *k : *schedule_kind_from_name(kind.as_enum({"1f1b", "interleaved", "zb1p", "dualpipe", "dualpipev"}));
+  sp.stages = sp.kind == ScheduleKind::kDualPipeV ? 2 * pp : pp;
+  sp.micro_batches = static_cast<int>(p.required("micro_batches").as_int(1, 100000));
+  if (sp.kind == ScheduleKind::kInterleaved1f1b) sp.virtual_stages = 2;
+  if (const auto v = p.optional("virtual_stages")) {
+    if (sp.kind != ScheduleKind::kInterleaved1f1b)
+      v->fail(std::string("virtual_stages applies to the interleaved schedule only; ") + schedule_kind_name(sp.kind) +
+              " holds " + (sp.kind == ScheduleKind::kDualPipeV ? "its two stages" : "one stage") + " per rank");
+    sp.virtual_stages = static_cast<int>(v->as_int(2, 26));
+  }
+  std::string bad = schedule_problem(sp);
+  if (!bad.empty() && sp.kind == ScheduleKind::kDualPipeV)
+    bad += " (DualPipeV's stages: 2 per rank, " + std::to_string(sp.stages) + " on pp " + std::to_string(pp) + ")";
+  if (!bad.empty()) n.fail(bad);
+  return sp;
+}
+
 int partition_index(const ClusterConfig& c, const YamlNode& n) {
   std::vector<std::string> names;
   for (const auto& p : c.partitions) names.push_back(p.name);
@@ -67,6 +92,9 @@ MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig&, int pp
   in.recompute.rms_norm = mw.recompute_norm;
   in.recompute.mla_up_proj = mw.recompute_mla_up;
   in.precision = mw.precision == "deepseek_fp8" ? PrecisionRecipe::deepseek_fp8() : PrecisionRecipe::bf16_mixed();
+  // The schedule that runs says what is in flight when, stage by stage: interleaved 1F1B and
+  // DualPipeV have no closed form, and few micro-batches keep fewer in flight than one says.
+  if (mw.pipeline) use_schedule_memory(in, make_schedule(*mw.pipeline));
   return in;
 }
 
@@ -79,8 +107,6 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
   mw.layout = parse_layout(layout_node);
   mw.layout_pos = pos_of(layout_node);
   const int gpn = gpus_per_node(cluster);
-  const std::string problem = layout_problem(mw.layout, mw.model, cluster.gpus, gpn);
-  if (!problem.empty()) layout_node.fail(problem);
   if (const auto v = w.optional("seq_len")) mw.seq_len = v->as_int(1, 1 << 24);
   if (const auto v = w.optional("micro_batch")) mw.micro_batch = v->as_int(1, 1 << 16);
   if (const auto v = w.optional("micro_batches")) mw.micro_batches = v->as_int(1, 100000);
@@ -89,24 +115,29 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     if (mw.stage >= mw.layout.pp) v->fail("stage " + std::to_string(mw.stage) + " does not exist: pp is " + std::to_string(mw.layout.pp));
   }
   if (const auto v = w.optional("backward")) mw.backward = v->as_bool();
-  if (const auto v = w.optional("pipeline")) {
-    const YamlMap p(*v, {"schedule", "micro_batches"});
+  const std::optional<YamlNode> pipeline_node = w.optional("pipeline");
+  if (pipeline_node) {
     for (const char* key : {"stage", "micro_batches", "backward", "schedule"})
       if (w.has(key))
         w.required(key).fail(std::string("'") + key + "' does not apply when 'pipeline' runs the whole step");
-    ScheduleParams sp;
-    const YamlNode kind = p.required("schedule");
-    // DualPipeV and interleaved 1F1B hold more model stages than ranks; their memory shape and
-    // layer split are not modelled for the workload yet.
-    sp.kind = *schedule_kind_from_name(kind.as_enum({"1f1b", "zb1p", "dualpipe"}));
-    sp.stages = mw.layout.pp;
-    sp.micro_batches = static_cast<int>(p.required("micro_batches").as_int(1, 100000));
-    const std::string bad = schedule_problem(sp);
-    if (!bad.empty()) v->fail(bad);
-    mw.pipeline = sp;
-    mw.schedule = sp.kind == ScheduleKind::kDualPipe ? "dualpipe" : "1f1b";
+    mw.pipeline = parse_pipeline(*pipeline_node, mw.layout.pp);
+    // The memory shape's name in the result; 1F1B and ZB1P share one, DualPipe has its own.
+    const ScheduleKind k = mw.pipeline->kind;
+    mw.schedule = k == ScheduleKind::kZb1p ? "1f1b" : schedule_kind_name(k);
   }
-  if (const auto v = w.optional("fidelity")) mw.folded = v->as_enum({"full", "folded"}) == "folded";
+  // The layers are split over the model stages, which interleaved 1F1B and DualPipeV make more
+  // of than ranks; a split only they break is the pipeline's to report.
+  const int model_stages = mw.pipeline ? mw.pipeline->stages * mw.pipeline->virtual_stages : mw.layout.pp;
+  if (const std::string problem = layout_problem(mw.layout, mw.model, cluster.gpus, gpn, model_stages); !problem.empty()) {
+    const bool pipeline_fault = model_stages != mw.layout.pp && layout_problem(mw.layout, mw.model, cluster.gpus, gpn).empty();
+    (pipeline_fault ? *pipeline_node : layout_node).fail(problem);
+  }
+  const std::optional<YamlNode> fidelity_node = w.optional("fidelity");
+  if (fidelity_node) {
+    const std::string f = fidelity_node->as_enum({"full", "folded", "mirrored"});
+    mw.folded = f == "folded";
+    mw.mirrored = f == "mirrored";
+  }
   if (const auto v = w.optional("precision")) mw.precision = v->as_enum({"deepseek_fp8", "bf16_mixed"});
   mw.fp8 = mw.precision == "deepseek_fp8";
   if (const auto v = w.optional("recompute")) {
@@ -135,6 +166,13 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     if (mw.compute_partition == mw.comm_partition)
       p.required("comm").fail("compute and communication need different SM partitions");
   }
+  // Mirrored stands one GPU in for its EP group, which only balanced routing makes exact: with
+  // skew the EP ranks compute and receive different volumes and each all-to-all waits for the
+  // busiest, which no single GPU's own side shows.
+  if (mw.mirrored && mw.zipf_exponent > 0)
+    fidelity_node->fail("mirrored fidelity needs balanced routing: it simulates one GPU of each EP group as a stand-in "
+                        "for all, but with routing.zipf_exponent > 0 the EP ranks carry different loads and each "
+                        "all-to-all waits for the busiest; use folded, which simulates the whole EP group");
   const WorkloadSize size = model_workload_size(mw);
   if (size.ops > static_cast<uint64_t>(kMaxExpandedOps) || size.transfers > static_cast<uint64_t>(kMaxTransfers))
     w.optional("micro_batches").value_or(w.node()).fail("the stage's graph would hold " + std::to_string(size.ops) + " ops and dependencies and " +
@@ -155,9 +193,9 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
              std::to_string(l.ep) + (l.zero_stage == 1 ? ", ZeRO-1" : ", no ZeRO");
   s.stage = mw.stage;
   s.stage_gpus = l.tp * l.dp;
-  s.simulated_gpus = mw.folded ? l.tp * (mw.model.moe ? l.ep : 1) : s.stage_gpus;
+  s.simulated_gpus = l.tp * mw.simulated_dp();
   if (mw.pipeline) s.simulated_gpus *= l.pp;  // every rank of the pipeline runs
-  s.fidelity = mw.folded ? "folded" : "full";
+  s.fidelity = mw.mirrored ? "mirrored" : mw.folded ? "folded" : "full";
   s.micro_batches = mw.pipeline ? mw.pipeline->micro_batches : mw.micro_batches;
   if (mw.pipeline) s.pipeline = schedule_kind_name(mw.pipeline->kind);
   s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len;

@@ -29,19 +29,29 @@ struct ModelWorkload {
   int64_t micro_batches = 1;  // run one after another
   int stage = 0;
   bool backward = true;
-  // Set: the whole pipeline runs one step in this schedule (`stage` and `micro_batches` unused);
-  // stages = layout.pp.
+  // Set: the whole pipeline runs one step in this schedule (`stage` and `micro_batches` unused) on
+  // layout.pp ranks: stages = layout.pp (DualPipeV: 2 x layout.pp), the layers split over
+  // stages x virtual_stages model stages, and the memory check follows the generated schedule.
   std::optional<ScheduleParams> pipeline;
   bool fp8 = true;
   bool recompute_norm = true;
   bool recompute_mla_up = true;
   double zipf_exponent = 0;   // expert-load skew; 0: balanced routing
-  std::string schedule = "1f1b";  // activation and parameter shape for the memory check: 1f1b | dualpipe
+  // The memory check's shape without a pipeline: 1f1b | dualpipe; with one, its name (zb1p: 1f1b).
+  std::string schedule = "1f1b";
   std::string precision = "deepseek_fp8";
   // `folded`: simulate one data-parallel replica of the stage (one EP group; a dense model's one
   // TP group) instead of all of them. Replicas of a stage exchange nothing within a micro-batch,
   // so the two agree wherever the replicas do not contend for the same links.
   bool folded = false;
+  // `mirrored`: simulate one GPU per pipeline rank (data-parallel rank 0, every TP rank of it).
+  // Its MoE all-to-alls become one-sided puts of its own row of the all-to-all-v (what it sends,
+  // relayed bytes included) to its unsimulated peers; under balanced routing every GPU of an EP
+  // group does the same, so its ingress equals its egress. Refused with skewed routing. Exclusive
+  // with `folded`.
+  bool mirrored = false;
+  // Data-parallel ranks of each stage that run: all, one EP group (folded MoE), or one.
+  int simulated_dp() const { return mirrored ? 1 : !folded ? layout.dp : model.moe ? layout.ep : 1; }
   int compute_partition = 0;  // indices into the cluster's SM partitions
   int comm_partition = 1;
   SourcePos pos, layout_pos;

@@ -4,9 +4,11 @@
 // are UserErrors at the position of the offending entry.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "models/pipeline_record.h"
 #include "models/scenario.h"
 #include "sim/op_graph.h"
 
@@ -18,6 +20,7 @@ struct OpWorkload {
   std::vector<std::string> stream_partitions;         // its SM partition's name
   std::vector<std::vector<uint32_t>> engine_streams;  // per workload stream: one per GPU
   std::vector<SourcePos> op_pos;                      // per engine op: where the file defines it
+  std::optional<PipelineRecord> pipeline;             // whole-step pipeline workloads only
 };
 
 OpWorkload build_op_workload(const Scenario& sc);

@@ -1,6 +1,7 @@
 #include "models/parallel_layout.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "models/layer_ops.h"
 
@@ -14,7 +15,8 @@ std::string range(int first, int count) {
 
 }  // namespace
 
-std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int cluster_gpus, int gpus_per_node) {
+std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int cluster_gpus, int gpus_per_node,
+                           int model_stages) {
   const auto s = [](int v) { return std::to_string(v); };
   if (l.tp < 1 || l.dp < 1 || l.pp < 1 || l.ep < 1) return "tp, dp, pp and ep must be at least 1";
   if (l.zero_stage != 0 && l.zero_stage != 1) return "zero_stage must be 0 or 1 (ZeRO-1 shards optimizer states)";
@@ -42,17 +44,22 @@ std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int clus
   } else if (l.ep != 1) {
     return "ep must be 1 for a dense model";
   }
+  const int stages = model_stages > 0 ? model_stages : l.pp;
+  const std::string stages_are = stages == l.pp ? "pp is " + s(l.pp)
+                                                : "the pipeline has " + s(stages) + " model stages on its " + s(l.pp) + " ranks";
   if (!l.layers_per_stage.empty()) {
-    if (static_cast<int>(l.layers_per_stage.size()) != l.pp)
-      return "layers_per_stage lists " + s(static_cast<int>(l.layers_per_stage.size())) + " stages, but pp is " + s(l.pp);
+    if (static_cast<int>(l.layers_per_stage.size()) != stages)
+      return "layers_per_stage lists " + s(static_cast<int>(l.layers_per_stage.size())) + " stages, but " + stages_are;
     int sum = 0;
     for (int n : l.layers_per_stage) {
       if (n < 0) return "layers_per_stage cannot hold a negative count";
       sum += n;
     }
     if (sum != m.layers) return "layers_per_stage adds up to " + s(sum) + " layers, but the model has " + s(m.layers);
-  } else if (l.pp > m.layers) {
+  } else if (stages == l.pp && l.pp > m.layers) {
     return "pp (" + s(l.pp) + ") exceeds the model's " + s(m.layers) + " layers";
+  } else if (stages > m.layers) {
+    return stages_are + ", more than the model's " + s(m.layers) + " layers: every model stage needs at least one";
   }
   return "";
 }
@@ -128,6 +135,7 @@ std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64
   // the embedding and the first layers get the fewest.
   while (static_cast<int>(out.size()) < pp) {
     const auto it = std::find_if(out.begin(), out.end(), [](int v) { return v > 1; });
+    if (it == out.end()) throw std::invalid_argument("stage_layers: more stages than layers (layout_problem says so)");
     --*it;
     out.insert(out.begin(), 1);
   }

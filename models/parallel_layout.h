@@ -36,13 +36,16 @@ struct RankCoords {
 };
 
 // Checks a layout against a model and a cluster; returns an empty string when valid, else what is
-// wrong (the caller places the message).
-std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int cluster_gpus, int gpus_per_node);
+// wrong (the caller places the message). `model_stages`: the stages the layers are split over
+// (layers_per_stage lists that many, each needs a layer when split evenly); 0 means pp, more when
+// a rank holds several (interleaved 1F1B: pp x v; DualPipeV: 2 x pp).
+std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int cluster_gpus, int gpus_per_node,
+                           int model_stages = 0);
 
 RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node);
 int gpu_of(const ParallelLayout& l, int tp, int dp, int pp);
 
-// Layers per pipeline stage: the given split, or the contiguous split (at least one layer per
+// Layers per pipeline stage (l.pp of them; at most the model's layers unless given): the given split, or the contiguous split (at least one layer per
 // stage) that makes the largest stage's forward FLOPs per token smallest, counting the embedding
 // on stage 0 and the head and MTP modules on the last stage, at sequence `seq_len` (a pipeline
 // runs at the pace of its slowest stage). DeepSeek-V3 on 16 stages: 15 x 4 layers and 1 layer

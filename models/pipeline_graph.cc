@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/model_workload.h"
+#include "models/optimizer_step.h"
 #include "models/pipeline_schedule.h"
 #include "models/stage_emitter.h"
 #include "models/stage_units.h"
@@ -145,25 +146,40 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   };
 
   OpWorkload w;
-  w.stream_names = {"compute", "comm"};
-  w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[mw.comm_partition].name};
-  w.engine_streams.resize(2);
-  const int dp_simulated = !mw.folded ? L.dp : mw.model.moe ? L.ep : 1;
+  // Stage-boundary sends get their own stream on the communication partition: a send is issued
+  // when its consumer's chunk is emitted, by which time the producer's comm stream already holds
+  // its later chunks' all-to-alls, and a send queued behind them would wait for nothing it needs.
+  w.stream_names = {"compute", "comm", "pp_p2p"};
+  w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[mw.comm_partition].name,
+                         cl.partitions[mw.comm_partition].name};
+  w.engine_streams.resize(3);
+  std::vector<std::vector<sim::StreamId>> p2p(sched.ranks);
+  const int dp_simulated = mw.simulated_dp();
   std::vector<StageEmitter> emitters;
   emitters.reserve(sched.ranks);
   std::vector<std::vector<int>> rank_gpus(sched.ranks);
+  std::vector<RankStreams> rank_streams(sched.ranks);
+  PipelineRecord rec;
+  rec.schedule = schedule_kind_name(sched.params.kind);
+  rec.ranks = sched.ranks;
+  rec.streams.resize(sched.ranks);
   for (int r = 0; r < sched.ranks; ++r) {
-    std::vector<sim::StreamId> compute, comm;
+    RankStreams& rs = rank_streams[r];
     for (int dp = 0; dp < dp_simulated; ++dp)
       for (int tp = 0; tp < L.tp; ++tp) {
         const int gpu = gpu_of(L, tp, dp, r);
         rank_gpus[r].push_back(gpu);
-        compute.push_back(w.graph.add_stream(gpu, mw.compute_partition, "compute"));
-        comm.push_back(w.graph.add_stream(gpu, mw.comm_partition, "comm"));
-        w.engine_streams[0].push_back(compute.back().v);
-        w.engine_streams[1].push_back(comm.back().v);
+        rs.gpus.push_back(gpu);
+        rs.compute.push_back(w.graph.add_stream(gpu, mw.compute_partition, "compute"));
+        rs.comm.push_back(w.graph.add_stream(gpu, mw.comm_partition, "comm"));
+        w.engine_streams[0].push_back(rs.compute.back().v);
+        w.engine_streams[1].push_back(rs.comm.back().v);
+        p2p[r].push_back(w.graph.add_stream(gpu, mw.comm_partition, "pp_p2p"));
+        w.engine_streams[2].push_back(p2p[r].back().v);
+        rec.streams[r].push_back(rs.compute.back().v);
+        rec.streams[r].push_back(rs.comm.back().v);
       }
-    emitters.emplace_back(w.graph, mw, cl, rank_gpus[r], compute, comm);
+    emitters.emplace_back(w.graph, mw, cl, rank_gpus[r], rs.compute, rs.comm);
   }
 
   // What each emitted pass left on its rank's GPUs: the last op per GPU.
@@ -178,7 +194,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
     for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
       sim::OpId dep = p.last[i];
       if (p.rank != r) {  // a stage boundary: activations forward, their gradients backward
-        dep = w.graph.add_send(emitters[p.rank].comm_streams()[i], rank_gpus[r][i], boundary_bytes,
+        dep = w.graph.add_send(p2p[p.rank][i], rank_gpus[r][i], boundary_bytes,
                                need.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient");
         w.graph.add_dep(dep, p.last[i]);
       }
@@ -229,7 +245,9 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         std::vector<PassRef> needs = task_needs(sched, t);
         const bool ready = std::all_of(needs.begin(), needs.end(), [&](const PassRef& p) { return produced.count(p) > 0; });
         if (!ready) break;
+        const auto first = static_cast<uint32_t>(w.graph.ops().size());
         emit(r, t);
+        rec.spans.push_back(ChunkSpan{r, t.kind, first, static_cast<uint32_t>(w.graph.ops().size())});
         ++next[r];
         progress = true;
       }
@@ -237,7 +255,9 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   for (int r = 0; r < sched.ranks; ++r)
     if (next[r] != sched.per_rank[r].size())
       throw std::logic_error("pipeline schedule left rank " + std::to_string(r) + " with tasks whose inputs never came");
+  rec.optimizer = emit_optimizer_step(w.graph, mw, cl, rank_streams);
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
+  w.pipeline = std::move(rec);
   return w;
 }
 

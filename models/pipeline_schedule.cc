@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "models/schedule_generators.h"
@@ -198,28 +199,60 @@ std::vector<std::vector<std::vector<TaskRef>>> task_dependencies(const PipelineS
   return out;
 }
 
-ActivationPeak activation_peak(const PipelineSchedule& s, int rank) {
-  ActivationPeak out;
+namespace {
+
+// Calls `at(live)` after each forward a rank's tasks add, `live` the chunks in flight per held
+// stage (rank_stages order); activation_peak's counting rules.
+template <typename F>
+void walk_forwards(const PipelineSchedule& s, int rank, F at) {
   const std::vector<StageRef> held = s.rank_stages(rank);
   std::vector<int> live(held.size(), 0);
-  for (const StageRef& h : held) out.per_stage.push_back({h, 0});
-  const auto slot = [&](const ChunkRef& c) {
-    const auto it = std::find(held.begin(), held.end(), StageRef{c.stage, c.direction});
-    return static_cast<size_t>(it - held.begin());  // == held.size() for a misplaced chunk
-  };
-  int total = 0;
   const auto add = [&](const ChunkRef& c, int delta) {
-    const size_t k = slot(c);
-    if (k == held.size()) return;
-    live[k] += delta;
-    total += delta;
-    out.per_stage[k].second = std::max(out.per_stage[k].second, live[k]);
-    out.total = std::max(out.total, total);
+    const auto it = std::find(held.begin(), held.end(), StageRef{c.stage, c.direction});
+    if (it == held.end()) return false;  // a misplaced chunk (schedule_defect reports it)
+    live[static_cast<size_t>(it - held.begin())] += delta;
+    return true;
   };
   for (const ChunkTask& t : s.per_rank[rank]) {
-    if (t.kind == ChunkTask::kForward || t.kind == ChunkTask::kForwardBackward) add(t.chunk, +1);
+    if ((t.kind == ChunkTask::kForward || t.kind == ChunkTask::kForwardBackward) && add(t.chunk, +1)) at(live);
     if (t.kind == ChunkTask::kBackward || t.kind == ChunkTask::kBackwardInput) add(t.chunk, -1);
     if (t.kind == ChunkTask::kForwardBackward) add(t.bwd, -1);
+  }
+}
+
+}  // namespace
+
+ActivationPeak activation_peak(const PipelineSchedule& s, int rank) {
+  ActivationPeak out;
+  for (const StageRef& h : s.rank_stages(rank)) out.per_stage.push_back({h, 0});
+  // Counts only rise at a forward, so the peaks are peaks over these moments.
+  walk_forwards(s, rank, [&](const std::vector<int>& live) {
+    int total = 0;
+    for (size_t k = 0; k < live.size(); ++k) {
+      out.per_stage[k].second = std::max(out.per_stage[k].second, live[k]);
+      total += live[k];
+    }
+    out.total = std::max(out.total, total);
+  });
+  return out;
+}
+
+std::vector<std::vector<int>> activation_moments(const PipelineSchedule& s, int rank) {
+  std::vector<std::vector<int>> seen;
+  std::set<std::vector<int>> known;
+  walk_forwards(s, rank, [&](const std::vector<int>& live) {
+    if (known.insert(live).second) seen.push_back(live);
+  });
+  const auto covers = [](const std::vector<int>& a, const std::vector<int>& b) {  // a >= b everywhere
+    for (size_t k = 0; k < a.size(); ++k)
+      if (a[k] < b[k]) return false;
+    return true;
+  };
+  std::vector<std::vector<int>> out;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    bool covered = false;
+    for (size_t j = 0; j < seen.size() && !covered; ++j) covered = j != i && covers(seen[j], seen[i]);
+    if (!covered) out.push_back(seen[i]);
   }
   return out;
 }

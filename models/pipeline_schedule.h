@@ -131,6 +131,13 @@ struct ActivationPeak {
 };
 ActivationPeak activation_peak(const PipelineSchedule& s, int rank);
 
+// The moments when a rank's activations can peak, counted as activation_peak counts: right after
+// each task that adds a forward (an overlapped pair before its backward releases), the chunks in
+// flight of each stage the rank holds, indexed like rank_stages(rank). Stages differ in bytes
+// (embedding, head, MTP), so the peak in bytes is at one of these moments; repeated moments and
+// those another one covers stage by stage are left out, in first-seen order otherwise.
+std::vector<std::vector<int>> activation_moments(const PipelineSchedule& s, int rank);
+
 // Empty when valid, else the first defect: every chunk's forward, input gradient and weight
 // gradient produced exactly once and on the rank that holds its stage; on each rank a chunk's
 // forward before its backward and its input backward before its weight backward; every

@@ -97,6 +97,25 @@ struct StreamSpec {
 
 struct ModelWorkload;  // models/model_workload.h
 
+// One phase of a training run (scenarios/README.md, "Training runs"): how much it trains, its
+// global batch (sequences per step, ramped linearly in tokens from `batch_start` to `batch_end`
+// over `ramp_tokens`, in steps of the data-parallel granularity dp x micro_batch), and the
+// workload it runs: the scenario's, with the phase's own keys in place of its.
+struct TrainingPhase {
+  std::string name;
+  std::optional<double> tokens;  // exactly one of tokens and steps
+  std::optional<int64_t> steps;
+  int64_t batch_start = 0, batch_end = 0;
+  double ramp_tokens = 0;
+  std::shared_ptr<const ModelWorkload> workload;  // pipeline.micro_batches set for batch_end
+  SourcePos pos;
+};
+
+struct TrainingPlan {
+  double usd_per_gpu_hour = 0;  // 0: no cost reported
+  std::vector<TrainingPhase> phases;
+};
+
 struct Scenario {
   std::string file;
   std::string name;
@@ -104,7 +123,8 @@ struct Scenario {
   ClusterConfig cluster;
   CostModelConfig cost;
   std::vector<StreamSpec> streams;             // workload kind `ops`
-  std::shared_ptr<const ModelWorkload> model;  // workload kind `model`
+  std::shared_ptr<const ModelWorkload> model;  // workload kind `model` (with `training`: its first phase's)
+  std::optional<TrainingPlan> training;
 };
 
 }  // namespace cs::models

@@ -8,6 +8,7 @@
 #include "hw/yaml_reader.h"
 #include "models/cluster.h"
 #include "models/model_workload.h"
+#include "models/training_run.h"
 
 namespace cs::models {
 
@@ -176,7 +177,7 @@ StreamSpec parse_stream(const YamlNode& node, const ClusterConfig& cluster) {
 
 Scenario parse_scenario(const YamlNode& root) {
   if (root.is_null()) root.fail("the file is empty; a scenario needs schema_version, name, cluster and workload");
-  const YamlMap m(root, {"schema_version", "name", "description", "cluster", "cost_model", "workload"});
+  const YamlMap m(root, {"schema_version", "name", "description", "cluster", "cost_model", "workload", "training"});
   Scenario sc;
   sc.file = root.file();
   const YamlNode version = m.required("schema_version");
@@ -196,9 +197,15 @@ Scenario parse_scenario(const YamlNode& root) {
   const YamlNode wn = m.required("workload");
   const std::string kind = YamlMap(wn, any_keys).required("kind").as_enum({"ops", "model"});
   if (kind == "model") {
+    if (const auto t = m.optional("training")) {
+      sc.training = parse_training(*t, wn, model_keys, sc.cluster);
+      sc.model = sc.training->phases.front().workload;  // `run` runs the first phase's full-batch step
+      return sc;
+    }
     sc.model = std::make_shared<const ModelWorkload>(parse_model_workload(YamlMap(wn, model_keys), sc.cluster));
     return sc;
   }
+  if (const auto t = m.optional("training")) t->fail("a training run needs a workload of kind 'model'");
   const YamlMap w(wn, {"kind", "streams"});
   const YamlNode streams = w.required("streams");
   std::set<std::string> names;

@@ -99,6 +99,7 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
   r.events = engine.events_processed();
   r.reallocations = net.reallocations();
   if (sc.model) r.model = summarize_model_workload(*sc.model, cl);
+  if (work.pipeline) r.step = step_breakdown(*work.pipeline, work.graph, ex.ops, ex.makespan);
   for (size_t s = 0; s < work.engine_streams.size(); ++s) {
     StreamResult sr;
     sr.name = work.stream_names[s];
@@ -107,7 +108,7 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
     int64_t sum_ps = 0;
     for (uint32_t es : work.engine_streams[s]) {
       const auto& ops = work.graph.streams()[es].ops;
-      sr.ops_per_gpu = static_cast<int64_t>(ops.size());
+      sr.ops_per_gpu += static_cast<int64_t>(ops.size());  // summed here, averaged below
       sim::Time busy;
       for (uint32_t o : ops) {
         busy += ex.ops[o].end - ex.ops[o].start;
@@ -117,6 +118,7 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
       sum_ps += busy.ps_count();
     }
     sr.busy_mean = sim::Time::ps(sum_ps / std::max(1, sr.gpus));
+    sr.ops_per_gpu /= std::max(1, sr.gpus);
     r.streams.push_back(sr);
   }
   for (uint32_t l = 0; l < net.link_slots(); ++l) {

@@ -10,6 +10,8 @@
 
 #include "models/op_workload.h"
 #include "models/scenario.h"
+#include "models/step_breakdown.h"
+#include "models/training_result.h"
 #include "sim/time.h"
 
 namespace cs::models {
@@ -18,7 +20,7 @@ struct StreamResult {
   std::string name;
   std::string partition;
   int gpus = 0;
-  int64_t ops_per_gpu = 0;
+  int64_t ops_per_gpu = 0;  // mean over the stream's GPUs, rounded down
   sim::Time busy_mean;  // per GPU: summed op durations, averaged over the stream's GPUs
   sim::Time busy_max;
   sim::Time end_max;    // when the stream's last op finished on its slowest GPU
@@ -68,6 +70,8 @@ struct RunResult {
   uint64_t events = 0;
   uint64_t reallocations = 0;
   std::optional<ModelRunSummary> model;  // `model` workloads only
+  std::optional<StepBreakdown> step;     // whole-step pipeline runs only
+  std::optional<TrainingResult> training;  // scenarios with `training:` (models/training_run.h)
 };
 
 struct RunOptions {

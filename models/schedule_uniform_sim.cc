@@ -151,6 +151,15 @@ ScheduleRun simulate_uniform(const PipelineSchedule& s, const ChunkTimes& t, std
     out.busy.push_back(busy);
     out.bubble.push_back(ex.makespan - busy);
   }
+  PipelineRecord rec;
+  rec.schedule = schedule_kind_name(s.params.kind);
+  rec.ranks = s.ranks;
+  for (int r = 0; r < s.ranks; ++r) {
+    rec.streams.push_back({static_cast<uint32_t>(r)});
+    for (size_t i = 0; i < s.per_rank[r].size(); ++i)
+      rec.spans.push_back(ChunkSpan{r, s.per_rank[r][i].kind, op[r][i], op[r][i] + 1});
+  }
+  out.breakdown = step_breakdown(rec, graph, ex.ops, ex.makespan);
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/pipeline_schedule.h"
+#include "models/step_breakdown.h"
 #include "sim/time.h"
 
 namespace cs::models {
@@ -40,6 +41,7 @@ struct ScheduleRun {
   std::vector<sim::Time> bubble;                 // per rank: makespan - busy
   std::vector<std::vector<TaskTiming>> timing;   // per rank, per task (like per_rank)
   size_t stuck_tasks = 0;                        // tasks that never ran (a deadlock); 0 when valid
+  StepBreakdown breakdown;                       // the same run in DeepSeek's step categories
 
   sim::Time max_bubble() const;
 };

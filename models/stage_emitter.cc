@@ -49,6 +49,7 @@ StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const C
   const size_t n = gpus_.size();
   for (size_t i = 0; i < n; ++i) {
     const RankCoords rc = rank_coords(mw.layout, gpus_[i], gpn_);
+    coords_.push_back(rc);
     ep_rank_.push_back(rc.ep);
     ep_groups_[rc.edp].push_back(i);
     tp_groups_[rc.dp].push_back(i);
@@ -75,6 +76,17 @@ const std::vector<sim::Transfer>& StageEmitter::a2a(CommOp dir, double bytes_per
   if (fresh)
     it->second = dir == CommOp::kDispatch ? dispatch_transfers(*setup_, stats_, tokens_, bytes_per_token)
                                           : combine_transfers(*setup_, stats_, tokens_, bytes_per_token);
+  return it->second;
+}
+
+const StageEmitter::Row& StageEmitter::a2a_row(CommOp dir, double bytes_per_token, int ep_rank) {
+  auto [it, fresh] = row_cache_.try_emplace({dir, bytes_per_token, ep_rank});
+  if (fresh)
+    for (const sim::Transfer& t : a2a(dir, bytes_per_token))
+      if (t.src == static_cast<uint32_t>(ep_rank)) {
+        it->second.dst_ep.push_back(static_cast<int>(t.dst));
+        it->second.bytes.push_back(t.bytes);
+      }
   return it->second;
 }
 
@@ -118,18 +130,30 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
   const LayerOp& op = ops_.front()[c.index];
   const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
   if (moe && !setup_) return;  // ep == 1: experts are local, nothing moves
+  const auto chain = [&](size_t i, sim::OpId id) {
+    take_pending(c.slot, i, id);
+    if (last_compute_[c.slot][i]) g_.add_dep(id, *last_compute_[c.slot][i]);
+    last_comm_[c.slot][i] = id;
+    comm_consumed_[c.slot][i] = false;
+  };
+  if (moe && mw_.mirrored) {
+    // This GPU's row of the all-to-all-v, put into its peers of the EP group (see the header).
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      const RankCoords& rc = coords_[i];
+      const Row& row = a2a_row(op.comm, op.comm_bytes, rc.ep);
+      std::vector<int> dst;
+      dst.reserve(row.dst_ep.size());
+      for (int e : row.dst_ep) dst.push_back(gpu_of(mw_.layout, rc.tp, rc.edp * mw_.layout.ep + e, rc.pp));
+      chain(i, g_.add_put(comm_[i], dst, row.bytes, c.label));
+    }
+    return;
+  }
   for (const auto& [key, members] : moe ? ep_groups_ : tp_groups_) {
     std::vector<sim::StreamId> streams;
     for (size_t i : members) streams.push_back(comm_[i]);
     const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label)
                                            : g_.add_collective(tp_collective(op.comm), op.comm_bytes, streams, c.label);
-    for (size_t j = 0; j < members.size(); ++j) {
-      const size_t i = members[j];
-      take_pending(c.slot, i, ids[j]);
-      if (last_compute_[c.slot][i]) g_.add_dep(ids[j], *last_compute_[c.slot][i]);
-      last_comm_[c.slot][i] = ids[j];
-      comm_consumed_[c.slot][i] = false;
-    }
+    for (size_t j = 0; j < members.size(); ++j) chain(members[j], ids[j]);
   }
 }
 

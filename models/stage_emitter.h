@@ -1,6 +1,18 @@
 // Emits chunks of layer ops for the GPUs of one pipeline stage (all its data-parallel replicas,
-// or one when folded) into an op graph: compute ops on each GPU's compute stream, MoE all-to-alls
-// (all-to-all-v over the EP group) and TP collectives on its communication stream.
+// one EP group when folded, one GPU per TP rank when mirrored) into an op graph: compute ops on
+// each GPU's compute stream, MoE all-to-alls (all-to-all-v over the EP group) and TP collectives
+// on its communication stream.
+//
+// Mirrored fidelity: the one simulated GPU of an EP group runs each MoE all-to-all as a one-sided
+// put (sim::OpGraph::add_put) of its own row of the all-to-all-v, the same transfer list the
+// collective uses: every transfer whose source is its EP rank, InfiniBand sends and the NVLink
+// forwards it performs as a relay alike, to the real GPU ids of its (unsimulated) peers. An
+// all-to-all-v finishes when every GPU's transfers have finished; the put when this GPU's have.
+// Under balanced routing every GPU sends and receives the same volumes over the same kind of
+// links, and full-duplex links keep its ingress from slowing its egress, so the two finish
+// together. What the put leaves out is the ingress side: the bytes the peers write into this
+// GPU's HBM (and any switch uplink its peers' flows would share with its own in an
+// oversubscribed fabric).
 //
 // Data dependencies are tracked per chunk slot, so two chunks can be interleaved in one stream
 // order (DualPipe's overlapped forward-and-backward pairs): an op waits for its own chunk's last
@@ -11,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/layer_ops.h"
@@ -48,6 +61,12 @@ class StageEmitter {
 
  private:
   const std::vector<sim::Transfer>& a2a(CommOp dir, double bytes_per_token);
+  // Mirrored: what EP rank `ep_rank` sends in that all-to-all-v, per destination EP rank.
+  struct Row {
+    std::vector<int> dst_ep;
+    std::vector<double> bytes;
+  };
+  const Row& a2a_row(CommOp dir, double bytes_per_token, int ep_rank);
   void emit_compute(const ChunkOp& c);
   void emit_comm(const ChunkOp& c);
   void take_pending(int slot, size_t i, sim::OpId id);
@@ -56,13 +75,15 @@ class StageEmitter {
   const ModelWorkload& mw_;
   int gpn_;
   std::vector<int> gpus_;
-  std::vector<int> ep_rank_;  // per GPU index
+  std::vector<RankCoords> coords_;  // per GPU index
+  std::vector<int> ep_rank_;        // per GPU index
   std::vector<sim::StreamId> compute_, comm_;
   std::optional<MoeRoutingSetup> setup_;
   RoutingStats stats_;
   double tokens_ = 0;
   std::vector<std::vector<LayerOp>> ops_;
   std::map<std::pair<CommOp, double>, std::vector<sim::Transfer>> a2a_cache_;
+  std::map<std::tuple<CommOp, double, int>, Row> row_cache_;
   std::map<int, std::vector<size_t>> ep_groups_, tp_groups_;  // members in rank order
   // Per slot (2) and GPU index.
   std::vector<std::vector<std::optional<sim::OpId>>> last_compute_, last_comm_, last_any_;

@@ -6,6 +6,94 @@
 
 namespace cs::reports {
 
+namespace {
+
+nlohmann::json rank_times_json(const models::RankStepTimes& t) {
+  return {{"warmup_forward_ms", t.warmup_forward.to_ms()}, {"steady_ms", t.steady.to_ms()},
+          {"input_backward_ms", t.input_backward.to_ms()}, {"weight_backward_ms", t.weight_backward.to_ms()},
+          {"optimizer_ms", t.optimizer.to_ms()},           {"bubble_ms", t.bubble.to_ms()},
+          {"pipeline_end_ms", t.pipeline_end.to_ms()}};
+}
+
+nlohmann::json step_json(const models::StepBreakdown& b) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const auto& t : b.ranks) {
+    nlohmann::json j = rank_times_json(t);
+    j["rank"] = t.rank;
+    ranks.push_back(std::move(j));
+  }
+  return {{"schedule", b.schedule}, {"step_ms", b.step.to_ms()}, {"mean", rank_times_json(b.mean)}, {"ranks", ranks}};
+}
+
+nlohmann::json training_json(const models::TrainingResult& t) {
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& p : t.phases) {
+    nlohmann::json j = {{"name", p.name},
+                        {"gpus", p.gpus},
+                        {"steps", p.steps},
+                        {"tokens", p.tokens},
+                        {"seq_len", p.seq_len},
+                        {"global_batch", {{"start", p.batch_start}, {"end", p.batch_end}}},
+                        {"micro_batches_per_step", p.micro_batches},
+                        {"step_s", p.step.to_seconds()},
+                        {"days", p.seconds / 86400},
+                        {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu},
+                        {"model_tflops_per_gpu", {{"causal", p.tflops_causal}, {"full_attention", p.tflops_full}}},
+                        {"mfu_bf16", {{"causal", p.mfu_causal}, {"full_attention", p.mfu_full}}},
+                        {"gpu_hours", p.gpu_hours},
+                        {"cost_usd", p.cost_usd}};
+    if (p.fit_micro_batches > 0)
+      j["ramp"] = {{"fit_micro_batches", p.fit_micro_batches},
+                   {"step_at_fit_s", p.step_at_ramp_start.to_seconds()},
+                   {"extrapolated", p.extrapolated}};
+    phases.push_back(std::move(j));
+  }
+  return {{"phases", phases},
+          {"gpu_hours", t.gpu_hours},
+          {"days", t.days},
+          {"cost_usd", t.cost_usd},
+          {"usd_per_gpu_hour", t.usd_per_gpu_hour}};
+}
+
+// The run's cost phase by phase: the answer a capacity planner came for.
+std::string training_console(const models::TrainingResult& t) {
+  std::string out = "\ntraining run (each phase's step simulated at its full batch; a ramp's steps from an affine fit):\n";
+  out += fmt::format("{:<24} {:>6} {:>9} {:>10} {:>9} {:>10} {:>9} {:>15} {:>11} {:>8} {:>12}\n", "phase", "gpus",
+                     "steps", "tokens_B", "step_s", "tok/s/gpu", "TFLOPS", "MFU%", "GPU-hours_K", "days", "cost_USD_M");
+  for (const auto& p : t.phases) {
+    out += fmt::format("{:<24} {:>6} {:>9} {:>10.1f} {:>9.3f} {:>10.1f} {:>4.0f}/{:<4.0f} {:>6.2f}/{:<6.2f}  {:>11.1f} {:>8.2f} {:>12.3f}\n",
+                       p.name, p.gpus, p.steps, p.tokens * 1e-9, p.step.to_seconds(), p.tokens_per_s_per_gpu,
+                       p.tflops_causal, p.tflops_full, 100 * p.mfu_causal, 100 * p.mfu_full, p.gpu_hours * 1e-3,
+                       p.seconds / 86400, p.cost_usd * 1e-6);
+    if (p.extrapolated)
+      out += fmt::format("  {}: the ramp starts below the schedule's minimum of {} micro-batches; its first steps are "
+                         "extrapolated\n", p.name, p.fit_micro_batches);
+  }
+  out += fmt::format("{:<24} {:>6} {:>9} {:>10} {:>9} {:>10} {:>9} {:>15} {:>11.1f} {:>8.2f} {:>12.3f}\n", "total", "",
+                     "", "", "", "", "", "", t.gpu_hours * 1e-3, t.days, t.cost_usd * 1e-6);
+  out += "  TFLOPS and MFU: model FLOPs with causal / full attention, against the dense BF16 peak\n";
+  if (t.usd_per_gpu_hour > 0) out += fmt::format("  cost at ${:.2f} per GPU-hour\n", t.usd_per_gpu_hour);
+  return out;
+}
+
+// DeepSeek's step breakdown (ISCA'25 Table 4), per pipeline rank and averaged; bubble is idle time.
+std::string step_console(const models::StepBreakdown& b) {
+  std::string out = fmt::format("\nstep       {:.3f} ms, {} schedule; per pipeline rank (ms; the parts sum to the step):\n",
+                                b.step.to_ms(), b.schedule);
+  out += fmt::format("{:<6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "rank", "warmup_fwd", "steady",
+                     "input_bwd", "weight_bwd", "optimizer", "bubble");
+  const auto row = [&](const std::string& name, const models::RankStepTimes& t) {
+    out += fmt::format("{:<6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", name, t.warmup_forward.to_ms(),
+                       t.steady.to_ms(), t.input_backward.to_ms(), t.weight_backward.to_ms(), t.optimizer.to_ms(),
+                       t.bubble.to_ms());
+  };
+  for (const auto& t : b.ranks) row(std::to_string(t.rank), t);
+  row("mean", b.mean);
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json result_json(const models::RunResult& r, const std::string& version) {
   using nlohmann::json;
   json parts = json::array();
@@ -62,6 +150,8 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
       model["routing"] = {{"nodes_per_token", m.nodes_per_token}, {"gpus_per_token", m.gpus_per_token}};
     out["model"] = std::move(model);
   }
+  if (r.step) out["step"] = step_json(*r.step);
+  if (r.training) out["training"] = training_json(*r.training);
   return out;
 }
 
@@ -75,7 +165,11 @@ std::string model_console(const models::ModelRunSummary& m) {
                         m.stage, m.stage_gpus, m.micro_batches, m.tokens_per_micro_batch, m.precision)
           : fmt::format("model      {}, {}; one {} step over every stage, {} micro-batches of {} tokens, {}\n", m.model,
                         m.layout, m.pipeline, m.micro_batches, m.tokens_per_micro_batch, m.precision);
-  out += m.fidelity == "folded"
+  out += m.fidelity == "mirrored"
+             ? fmt::format("fidelity   mirrored: {} GPUs simulated, data-parallel rank 0 of each stage's {} standing in for "
+                           "the rest (MoE all-to-alls as puts of its own traffic)\n",
+                           m.simulated_gpus, m.stage_gpus)
+         : m.fidelity == "folded"
              ? fmt::format("fidelity   folded: {} GPUs simulated, one data-parallel replica of each stage's {}\n",
                            m.simulated_gpus, m.stage_gpus)
              : fmt::format("fidelity   full: {} GPUs simulated, all {} of each stage\n", m.simulated_gpus, m.stage_gpus);
@@ -105,7 +199,10 @@ std::string result_console(const models::RunResult& r) {
   out += fmt::format("fabric     {}\n", r.fabric);
   out += fmt::format("costs      {}{}\n", r.cost_model, r.calibrated ? "" : "  [UNCALIBRATED]");
   if (r.model) out += model_console(*r.model);
-  out += fmt::format("makespan   {:.3f} ms\n\n", r.makespan.to_ms());
+  out += fmt::format("makespan   {:.3f} ms\n", r.makespan.to_ms());
+  if (r.step) out += step_console(*r.step);
+  if (r.training) out += training_console(*r.training);
+  out += "\n";
   out += fmt::format("{:<20} {:<10} {:>5} {:>8} {:>13} {:>12} {:>10} {:>6}\n", "stream", "partition", "gpus",
                      "ops/gpu", "busy_mean_ms", "busy_max_ms", "end_ms", "busy%");
   for (const auto& s : r.streams) {

@@ -8,6 +8,7 @@
 #include "hw/gpu_catalog.h"
 #include "models/memory_model.h"
 #include "models/model_zoo.h"
+#include "models/pipeline_schedule.h"
 
 using namespace cs::models;
 
@@ -219,6 +220,101 @@ TEST_CASE("memory: DualPipe holds two stages' parameters and pp+1 chunks") {
   in.schedule = ScheduleMemory::k1f1b;
   in.pp_rank = 0;
   CHECK(pp_p2p_buffer_bytes(in) == exact(2 * 1 * 1 * 16 * 64 * 2));
+}
+
+namespace {
+
+MemoryInputs with_schedule(MemoryInputs in, ScheduleKind kind, int stages, int micro_batches, int v = 1) {
+  ScheduleParams p;
+  p.kind = kind;
+  p.stages = stages;
+  p.micro_batches = micro_batches;
+  p.virtual_stages = v;
+  use_schedule_memory(in, make_schedule(p));
+  return in;
+}
+
+}  // namespace
+
+// The closed forms (REFERENCE.md's table) and the generated schedules agree: the heaviest moment
+// of a 1F1B or DualPipe rank holds every stage at its own peak, so the bytes are the same.
+TEST_CASE("memory: moments of generated 1F1B and DualPipe schedules give the closed forms' bytes") {
+  MemoryInputs in;
+  in.model = tiny_gqa(16);  // stage 0 keeps the token ids, the last stage the logits: stages differ
+  in.micro_batch_seqs = 2;
+  in.seq_len = 8;
+  for (int pp = 2; pp <= 16; ++pp)
+    for (int mult : {2, 3})
+      for (const ScheduleKind kind : {ScheduleKind::k1f1b, ScheduleKind::kDualPipe}) {
+        if (kind == ScheduleKind::kDualPipe && pp % 2 != 0) continue;
+        in.layout.pp = pp;
+        in.schedule = kind == ScheduleKind::kDualPipe ? ScheduleMemory::kDualPipe : ScheduleMemory::k1f1b;
+        MemoryInputs gen = with_schedule(in, kind, pp, mult * pp);
+        for (int r = 0; r < pp; ++r) {
+          INFO(schedule_kind_name(kind) << " pp " << pp << " micro-batches " << mult * pp << " rank " << r);
+          in.pp_rank = gen.pp_rank = r;
+          const HeldMoment m = activation_moment(gen);
+          const std::vector<HeldStage> closed = held_stages(in.layout, in.schedule, r);
+          REQUIRE(m.size() == closed.size());
+          for (size_t k = 0; k < m.size(); ++k) {
+            CHECK(m[k].stage == closed[k].stage);
+            CHECK(m[k].chunks == closed[k].chunks);
+          }
+          const MemoryBreakdown a = memory_breakdown(in, h800()), b = memory_breakdown(gen, h800());
+          for (const MemoryCategory c : {MemoryCategory::kWeights, MemoryCategory::kGradients, MemoryCategory::kOptimizer,
+                                         MemoryCategory::kActivations, MemoryCategory::kBuffers})
+            CHECK(b.category_bytes(c) == exact(a.category_bytes(c)));
+        }
+      }
+}
+
+TEST_CASE("memory: interleaved 1F1B and DualPipeV ranks hold their model stages and send both ways") {
+  MemoryInputs in;
+  in.model = tiny_gqa(8);
+  in.layout.pp = 4;  // ranks; 8 model stages of one layer each
+  in.micro_batch_seqs = 2;
+  in.seq_len = 8;
+  const double layer_params = 36992, boundary = 16 * 64 * 2;  // from the tiny GQA case; T x h BF16
+  const MemoryInputs il = with_schedule(in, ScheduleKind::kInterleaved1f1b, 4, 8, 2);
+  const MemoryInputs dv = with_schedule(in, ScheduleKind::kDualPipeV, 8, 8);
+  CHECK(il.model_stages == 8);
+  CHECK(dv.model_stages == 8);
+  // Boundaries with stages on other ranks. Interleaved rank 0 (stages 0, 4): 0-1, 4-3, 4-5; rank 1
+  // (1, 5) all four. DualPipeV rank 0 (0, 7): 0-1, 7-6; rank 3 (3, 4) hands 3 to 4 itself.
+  const int il_boundaries[] = {3, 4, 4, 3}, dv_boundaries[] = {2, 4, 4, 2};
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    MemoryInputs a = il, b = dv;
+    a.pp_rank = b.pp_rank = r;
+    CHECK(pp_p2p_buffer_bytes(a) == exact(2 * il_boundaries[r] * boundary));
+    CHECK(pp_p2p_buffer_bytes(b) == exact(2 * dv_boundaries[r] * boundary));
+    const HeldMoment ma = activation_moment(a), mb = activation_moment(b);
+    REQUIRE(ma.size() == 2);
+    REQUIRE(mb.size() == 2);
+    CHECK(ma[0].stage == r);
+    CHECK(ma[1].stage == 4 + r);
+    CHECK(mb[0].stage == r);
+    CHECK(mb[1].stage == 7 - r);
+    // Middle ranks hold two one-layer stages: two layers' weights, as a 1F1B rank of 2 layers.
+    if (r == 1 || r == 2) {
+      CHECK(memory_breakdown(a, h800()).category_bytes(MemoryCategory::kWeights) == exact(2 * 2 * layer_params));
+      CHECK(memory_breakdown(b, h800()).category_bytes(MemoryCategory::kWeights) == exact(2 * 2 * layer_params));
+    }
+  }
+  // The last model stage (7, not pp-1 = 3) keeps the logits: on rank 3 interleaved, rank 0 DualPipeV.
+  const auto has_logits = [](const MemoryInputs& x, int stage) {
+    for (const SavedTensor& t : stage_extra_saved_tensors(x, stage))
+      if (t.name == "logits") return true;
+    return false;
+  };
+  CHECK(has_logits(il, 7));
+  CHECK_FALSE(has_logits(il, 3));
+  // DualPipeV's rank 0 holds the embedding and the head (tiny_gqa is untied): one table each, no copy.
+  MemoryInputs v0 = dv;
+  v0.pp_rank = 0;
+  const double table = 128 * 64, final_norm = 64;
+  CHECK(memory_breakdown(v0, h800()).category_bytes(MemoryCategory::kWeights) ==
+        exact(2 * (2 * layer_params + 2 * table + final_norm)));
 }
 
 TEST_CASE("memory: usable HBM and the does-not-fit message") {

@@ -3,10 +3,13 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "hw/user_error.h"
+#include "models/memory_model.h"
 #include "models/model_workload.h"
 #include "models/op_workload.h"
+#include "models/pipeline_schedule.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 
@@ -14,7 +17,8 @@ using namespace cs::models;
 
 namespace {
 
-std::string scenario(const std::string& pipeline, const std::string& extra = "") {
+std::string scenario(const std::string& pipeline, const std::string& extra = "",
+                     const std::string& layout = "{pp: 4, dp: 2, ep: 2}") {
   return R"(schema_version: 1
 name: pipe
 cluster:
@@ -30,7 +34,7 @@ workload:
           ffn: {activation: swiglu, hidden: 2048},
           moe: {first_dense_layers: 1, routed_experts: 16, shared_experts: 1, expert_hidden: 256, top_k: 4,
                 groups: 2, groups_per_token: 2, gating: sigmoid}}
-  layout: {pp: 4, dp: 2, ep: 2}
+  layout: )" + layout + R"(
   seq_len: 1024
   pipeline: )" + pipeline + "\n" + extra;
 }
@@ -53,7 +57,7 @@ size_t count_label(const OpWorkload& w, const std::string& label) {
 }  // namespace
 
 TEST_CASE("pipeline workload: every schedule runs the whole step, with sends at stage boundaries", "[pipeline_workload]") {
-  double makespan_ms[3] = {};
+  double pipeline_ms[3] = {}, optimizer_ms[3] = {};
   int k = 0;
   for (const char* kind : {"1f1b", "zb1p", "dualpipe"}) {
     INFO(kind);
@@ -72,19 +76,173 @@ TEST_CASE("pipeline workload: every schedule runs the whole step, with sends at 
     REQUIRE(r.model);
     CHECK(r.model->pipeline == kind);
     CHECK(r.model->simulated_gpus == 8);
-    makespan_ms[k++] = r.makespan.to_ms();
+    // The step ends with every rank's optimizer step; each rank's breakdown adds up to the step.
+    REQUIRE(r.step);
+    CHECK(count_label(w, "optimizer.adamw") == 8);
+    CHECK(count_label(w, "optimizer.sum_dualpipe_copies") == (std::string(kind) == "dualpipe" ? 8u : 0u));
+    cs::sim::Time end;
+    for (const RankStepTimes& t : r.step->ranks) {
+      CHECK(t.total() == r.makespan);
+      CHECK(t.optimizer > cs::sim::Time());
+      end = std::max(end, t.pipeline_end);
+    }
+    CHECK(end < r.makespan);
+    pipeline_ms[k] = end.to_ms();
+    optimizer_ms[k++] = r.step->mean.optimizer.to_ms();
   }
   // Splitting the backward fills bubbles; DualPipe's two directions and overlapped pairs fill more.
-  CHECK(makespan_ms[1] < makespan_ms[0]);
-  CHECK(makespan_ms[2] < makespan_ms[1]);
+  CHECK(pipeline_ms[1] < pipeline_ms[0]);
+  CHECK(pipeline_ms[2] < pipeline_ms[1]);
+  // DualPipe reduces the gradients of two stages per rank and sums its two copies.
+  CHECK(optimizer_ms[2] > 1.5 * optimizer_ms[0]);
 }
 
 TEST_CASE("pipeline workload: sizes and keys are checked", "[pipeline_workload]") {
   CHECK(error_of(scenario("{schedule: dualpipe, micro_batches: 6}")).find("p.yaml:18:13: ") == 0);
   CHECK(error_of(scenario("{schedule: dualpipe, micro_batches: 6}")).find("at least twice as many micro-batches as stages") != std::string::npos);
-  CHECK(error_of(scenario("{schedule: interleaved, micro_batches: 8}")).find("must be one of 1f1b, zb1p, dualpipe") !=
+  CHECK(error_of(scenario("{schedule: gpipe, micro_batches: 8}")).find("must be one of 1f1b, interleaved, zb1p, dualpipe, dualpipev") !=
         std::string::npos);
   CHECK(error_of(scenario("{schedule: 1f1b, micro_batches: 8}", "  stage: 1\n")) ==
         "p.yaml:19:10: 'stage' does not apply when 'pipeline' runs the whole step");
   CHECK(error_of(scenario("{schedule: 1f1b}")).find("missing required key 'micro_batches'") != std::string::npos);
+}
+
+
+TEST_CASE("pipeline workload: interleaved 1F1B and DualPipeV run more model stages than ranks", "[pipeline_workload]") {
+  struct Case {
+    const char* kind;
+    int cross_rank_boundaries;  // of the 7 between 8 one-layer model stages
+  };
+  // Interleaved (v 2): stage s on rank s % 4, every boundary crosses ranks. DualPipeV: stages
+  // 0-3 down ranks 0-3, 4-7 back up; rank 3 hands stage 3 to stage 4 itself.
+  const Case cases[] = {{"interleaved", 7}, {"dualpipev", 6}};
+  const Scenario base = load_scenario_text(scenario("{schedule: 1f1b, micro_batches: 8}"), "p.yaml");
+  const double one_f_one_b_ms = run_scenario(base).makespan.to_ms();
+  for (const Case& c : cases) {
+    INFO(c.kind);
+    const Scenario sc = load_scenario_text(scenario(std::string("{schedule: ") + c.kind + ", micro_batches: 8}"), "p.yaml");
+    REQUIRE(sc.model->pipeline);
+    const PipelineSchedule sched = make_schedule(*sc.model->pipeline);
+    CHECK(sched.ranks == 4);  // the layout's pp is the ranks
+    CHECK(sched.model_stages == 8);
+    const OpWorkload w = build_op_workload(sc);
+    // Every GPU of every rank runs, each micro-batch through every layer on both replicas.
+    REQUIRE(w.engine_streams[0].size() == 8);
+    for (const uint32_t s : w.engine_streams[0]) CHECK(!w.graph.streams()[s].ops.empty());
+    for (int layer = 0; layer < 8; ++layer) {
+      // Appends: g++ 12 warns falsely (-Wrestrict) on "L" + std::string.
+      std::string op(1, 'L');
+      op.append(std::to_string(layer)).append(".attn.o_proj");
+      CHECK(count_label(w, op) == 8 * 2);
+      CHECK(count_label(w, op + ".dgrad") == 8 * 2);
+    }
+    CHECK(count_label(w, "pp.send_activation") == static_cast<size_t>(c.cross_rank_boundaries) * 8 * 2);
+    CHECK(count_label(w, "pp.send_gradient") == static_cast<size_t>(c.cross_rank_boundaries) * 8 * 2);
+    // The loader's size bound holds for the graph built: ops and their dependencies.
+    size_t deps = 0;
+    for (const auto& op : w.graph.ops()) deps += op.deps.size();
+    CHECK(model_workload_size(*sc.model).ops >= w.graph.ops().size() + deps);
+    const RunResult r = run_scenario(sc, w);
+    REQUIRE(r.model);
+    CHECK(r.model->pipeline == c.kind);
+    CHECK(r.model->schedule == c.kind);  // the memory shape checked
+    CHECK(r.model->simulated_gpus == 8);
+    WARN(c.kind << " makespan " << r.makespan.to_ms() << " ms, 1f1b " << one_f_one_b_ms << " ms");
+    // Both shrink 1F1B's bubble: interleaved by v, DualPipeV by overlapping and its V.
+    CHECK(r.makespan.to_ms() < one_f_one_b_ms);
+  }
+}
+
+TEST_CASE("pipeline workload: DualPipeV holds two model stages per rank and PP+1 chunks", "[pipeline_workload]") {
+  const Scenario sc = load_scenario_text(scenario("{schedule: dualpipe-v, micro_batches: 8}"), "p.yaml");
+  const PipelineSchedule s = make_schedule(*sc.model->pipeline);
+  MemoryInputs in = memory_inputs(*sc.model, sc.cluster, 0);
+  CHECK(in.model_stages == 8);
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    in.pp_rank = r;
+    // Rank r holds stages r and 7 - r: one layer each (8 layers on 8 model stages).
+    const HeldMoment m = activation_moment(in);
+    REQUIRE(m.size() == 2);
+    CHECK(m[0].stage == r);
+    CHECK(m[1].stage == 7 - r);
+    // REFERENCE.md's DualPipeV row: PP + 1 chunks in flight, PP the model stages.
+    CHECK(m[0].chunks + m[1].chunks == s.model_stages + 1);
+    CHECK(m[0].chunks + m[1].chunks == activation_peak(s, r).total);
+    const MemoryBreakdown b = memory_breakdown(in, sc.cluster.gpu);
+    const auto has_line = [&](const std::string& prefix) {
+      for (const MemoryLine& l : b.lines)
+        if (l.category == MemoryCategory::kWeights && l.name.rfind(prefix, 0) == 0) return true;
+      return false;
+    };
+    const std::string first = std::to_string(r), second = std::to_string(7 - r);
+    CHECK(has_line("stage " + first + " layers " + first + "-" + first));
+    CHECK(has_line("stage " + second + " layers " + second + "-" + second));
+    // Rank 0 holds both ends of the V: the embedding and the head, and needs no embedding copy.
+    CHECK(has_line("embedding") == (r == 0));
+    CHECK(has_line("output head") == (r == 0));
+    CHECK_FALSE(has_line("embedding copy"));
+  }
+}
+
+TEST_CASE("pipeline workload: interleaved 1F1B keeps more activations on rank 0 than 1F1B", "[pipeline_workload]") {
+  // One layer per model stage for interleaved, two for 1F1B: the same layers on each rank's GPUs.
+  const Scenario il = load_scenario_text(scenario("{schedule: interleaved, virtual_stages: 2, micro_batches: 8}", "",
+                                                  "{pp: 4, dp: 2, ep: 2, layers_per_stage: [1, 1, 1, 1, 1, 1, 1, 1]}"),
+                                         "p.yaml");
+  const Scenario plain = load_scenario_text(
+      scenario("{schedule: 1f1b, micro_batches: 8}", "", "{pp: 4, dp: 2, ep: 2, layers_per_stage: [2, 2, 2, 2]}"), "p.yaml");
+  CHECK(il.model->pipeline->virtual_stages == 2);
+  MemoryInputs in = memory_inputs(*il.model, il.cluster, 0);
+  const MemoryInputs in_plain = memory_inputs(*plain.model, plain.cluster, 0);
+  const HeldMoment m = activation_moment(in);
+  // Megatron: pp(1 + (pp-1)/(pp v)) micro-batch-stage equivalents at rank 0, a chunk being 1/v of
+  // one: v pp + pp - 1 = 11 chunks, stage 0 in all 8 micro-batches and stage 4 in 3.
+  const int pp = 4, v = 2;
+  REQUIRE(m.size() == 2);
+  CHECK(m[0].chunks + m[1].chunks == v * pp + pp - 1);
+  CHECK(double(m[0].chunks + m[1].chunks) / v == Approx(pp * (1 + double(pp - 1) / (pp * v))));
+  CHECK(m[0].stage == 0);
+  CHECK(m[0].chunks == 8);
+  CHECK(m[1].stage == 4);
+  CHECK(m[1].chunks == 3);
+  // In bytes: layer 0 (dense, with the token ids) x 8 and layer 4 (MoE) x 3, against 1F1B's
+  // layers 0 and 1 (MoE like layer 4) x pp.
+  double ids = 0, dense = 0, moe = 0;
+  for (const SavedTensor& t : stage_extra_saved_tensors(in, 0)) ids += t.bytes();
+  for (const SavedTensor& t : layer_saved_tensors(in, 0)) dense += t.bytes();
+  for (const SavedTensor& t : layer_saved_tensors(in, 4)) moe += t.bytes();
+  const double il_bytes = memory_breakdown(in, il.cluster.gpu).category_bytes(MemoryCategory::kActivations);
+  const double plain_bytes = memory_breakdown(in_plain, plain.cluster.gpu).category_bytes(MemoryCategory::kActivations);
+  CHECK(il_bytes == Approx(8 * (ids + dense) + 3 * moe).epsilon(1e-12));
+  CHECK(plain_bytes == Approx(pp * (ids + dense + moe)).epsilon(1e-12));
+  CHECK(il_bytes > plain_bytes);
+  WARN("rank 0 activations: interleaved v 2 " << il_bytes / (1 << 20) << " MiB, 1f1b " << plain_bytes / (1 << 20) << " MiB");
+  // Every rank: Megatron's warm-up, (pp-1-r) x 2 + (v-1) x pp forwards, plus one.
+  const PipelineSchedule s = make_schedule(*il.model->pipeline);
+  for (int r = 0; r < pp; ++r) {
+    in.pp_rank = r;
+    const HeldMoment mr = activation_moment(in);
+    CHECK(mr[0].chunks + mr[1].chunks == (pp - 1 - r) * 2 + (v - 1) * pp + 1);
+    CHECK(mr[0].chunks + mr[1].chunks == activation_peak(s, r).total);
+  }
+}
+
+TEST_CASE("pipeline workload: virtual stages and model stages are checked at their keys", "[pipeline_workload]") {
+  // Line 18 is `  pipeline: {...}`: the map at column 13.
+  CHECK(error_of(scenario("{schedule: dualpipev, micro_batches: 8, virtual_stages: 2}")) ==
+        "p.yaml:18:69: virtual_stages applies to the interleaved schedule only; dualpipev holds its two stages per rank");
+  CHECK(error_of(scenario("{schedule: 1f1b, micro_batches: 8, virtual_stages: 2}")) ==
+        "p.yaml:18:64: virtual_stages applies to the interleaved schedule only; 1f1b holds one stage per rank");
+  CHECK(error_of(scenario("{schedule: interleaved, micro_batches: 8, virtual_stages: 3}")) ==
+        "p.yaml:18:13: the pipeline has 12 model stages on its 4 ranks, more than the model's 8 layers: every model "
+        "stage needs at least one");
+  CHECK(error_of(scenario("{schedule: interleaved, micro_batches: 8}", "", "{pp: 4, dp: 2, ep: 2, layers_per_stage: [2, 2, 2, 2]}")) ==
+        "p.yaml:18:13: layers_per_stage lists 4 stages, but the pipeline has 8 model stages on its 4 ranks");
+  CHECK(error_of(scenario("{schedule: interleaved, micro_batches: 6}")).find("p.yaml:18:13: interleaved 1F1B needs the micro-batches to be a multiple") == 0);
+  CHECK(error_of(scenario("{schedule: dualpipev, micro_batches: 6}")) ==
+        "p.yaml:18:13: DualPipeV needs at least as many micro-batches as stages (dualpipev.py: num_chunks >= num_ranks * 2 "
+        "on stages/2 ranks), not 8 stages and 6 micro-batches (DualPipeV's stages: 2 per rank, 8 on pp 4)");
+  CHECK(error_of(scenario("{schedule: interleaved-1f1b, micro_batches: 8, virtual_stages: 1}")).find("p.yaml:18:76: ") == 0);
+  CHECK(error_of(scenario("{schedule: gpipe, micro_batches: 8}")).find("p.yaml:18:24: ") == 0);
 }

@@ -1,0 +1,210 @@
+#include "models/optimizer_step.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include "models/memory_model.h"
+
+namespace cs::models {
+
+namespace {
+
+// AdamW's element-wise work per parameter as torch.optim.AdamW computes it: the two moment
+// updates (3 + 4), bias corrections (2), sqrt and eps (2), the division (1), weight decay (2) and
+// the step (2). It is HBM-bound by two orders of magnitude; the count only keeps it honest.
+constexpr double kAdamwFlopsPerParam = 16;
+
+// The successor of `gpu` in each ring that holds it, with the bytes it sends there.
+void ring_sends(const RingSet& rs, int gpu, double bytes_per_ring, std::vector<int>& dst, std::vector<double>& bytes) {
+  for (const std::vector<int>& ring : rs.rings) {
+    const auto it = std::find(ring.begin(), ring.end(), gpu);
+    if (it == ring.end() || ring.size() < 2) continue;
+    dst.push_back(*(std::next(it) == ring.end() ? ring.begin() : std::next(it)));
+    bytes.push_back(bytes_per_ring);
+  }
+}
+
+void ring_preds(const RingSet& rs, int gpu, std::vector<int>& out) {
+  for (const std::vector<int>& ring : rs.rings) {
+    const auto it = std::find(ring.begin(), ring.end(), gpu);
+    if (it == ring.end() || ring.size() < 2) continue;
+    out.push_back(it == ring.begin() ? ring.back() : *std::prev(it));
+  }
+}
+
+}  // namespace
+
+RingSet data_parallel_rings(const std::vector<int>& members, int gpn) {
+  RingSet rs;
+  if (members.empty()) return rs;
+  std::vector<std::vector<int>> nodes;  // members by node, in order of first appearance
+  std::map<int, size_t> node_index;
+  for (int g : members) {
+    const auto [it, fresh] = node_index.emplace(g / gpn, nodes.size());
+    if (fresh) nodes.emplace_back();
+    nodes[it->second].push_back(g);
+  }
+  if (nodes.size() == 1) {
+    rs.rings.push_back(members);
+    return rs;
+  }
+  const size_t per_node = nodes.front().size();
+  for (const auto& n : nodes)
+    if (n.size() != per_node) throw std::logic_error("data-parallel group with unequal GPUs per node");
+  for (size_t k = 0; k < per_node; ++k) {
+    std::vector<int> ring;
+    for (const auto& n : nodes)
+      for (size_t j = 0; j < per_node; ++j) ring.push_back(n[(j + k) % per_node]);
+    rs.rings.push_back(std::move(ring));
+  }
+  return rs;
+}
+
+std::vector<int> dense_dp_group(const ParallelLayout& l, int gpu, int gpn) {
+  const RankCoords c = rank_coords(l, gpu, gpn);
+  std::vector<int> out;
+  for (int d = 0; d < l.dp; ++d) out.push_back(gpu_of(l, c.tp, d, c.pp));
+  return out;
+}
+
+std::vector<int> expert_dp_group(const ParallelLayout& l, int gpu, int gpn) {
+  const RankCoords c = rank_coords(l, gpu, gpn);
+  std::vector<int> out;
+  for (int e = 0; e < l.expert_dp(); ++e) out.push_back(gpu_of(l, c.tp, e * l.ep + c.ep, c.pp));
+  return out;
+}
+
+std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const ModelWorkload& mw, const ClusterConfig& cl,
+                                                       const std::vector<RankStreams>& ranks) {
+  const ParallelLayout& l = mw.layout;
+  const int gpn = gpus_per_node(cl);
+  const bool zero = l.zero_stage >= 1;
+  // DualPipe keeps two copies of every stage, on ranks r and pp-1-r (the same two stages on each):
+  // their gradients are summed between the mirror GPUs before the update.
+  const bool mirrored = mw.pipeline && mw.pipeline->kind == ScheduleKind::kDualPipe;
+
+  struct PerGpu {
+    int rank = 0;
+    int gpu = 0;
+    sim::StreamId compute, comm;
+    RingSet dense, expert;
+    std::vector<size_t> preds;  // ring predecessors that are simulated
+    std::optional<size_t> mirror_gpu;
+    std::vector<std::optional<sim::OpId>> ready;
+    std::optional<sim::OpId> reduce, mirror, adam, gather;
+  };
+  std::vector<PerGpu> st;
+  std::map<int, size_t> index;  // simulated GPU -> position in `st`
+  std::vector<RankParamCounts> params;
+  std::vector<PrecisionRecipe> precision;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    const MemoryInputs in = memory_inputs(mw, cl, static_cast<int>(r));
+    params.push_back(rank_param_counts(in));
+    precision.push_back(in.precision);
+    for (size_t i = 0; i < ranks[r].gpus.size(); ++i) {
+      index[ranks[r].gpus[i]] = st.size();
+      PerGpu& s = st.emplace_back();
+      s.rank = static_cast<int>(r);
+      s.gpu = ranks[r].gpus[i];
+      s.compute = ranks[r].compute[i];
+      s.comm = ranks[r].comm[i];
+    }
+  }
+  const auto last_op = [&](sim::StreamId s) -> std::optional<sim::OpId> {
+    const auto& ops = g.streams()[s.v].ops;
+    if (ops.empty()) return std::nullopt;
+    return sim::OpId{ops.back()};
+  };
+  for (PerGpu& s : st) {
+    s.dense = data_parallel_rings(dense_dp_group(l, s.gpu, gpn), gpn);
+    if (params[s.rank].expert > 0) s.expert = data_parallel_rings(expert_dp_group(l, s.gpu, gpn), gpn);
+    std::vector<int> preds;
+    ring_preds(s.dense, s.gpu, preds);
+    ring_preds(s.expert, s.gpu, preds);
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    for (int q : preds)
+      if (const auto it = index.find(q); it != index.end()) s.preds.push_back(it->second);
+    if (mirrored) {
+      const RankCoords c = rank_coords(l, s.gpu, gpn);
+      if (const auto it = index.find(gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp)); it != index.end()) s.mirror_gpu = it->second;
+    }
+    s.ready = {last_op(s.compute), last_op(s.comm)};
+  }
+  const auto wait_preds = [&](const PerGpu& s, sim::OpId op, std::optional<sim::OpId> PerGpu::*which) {
+    for (size_t q : s.preds)
+      if (const auto dep = st[q].*which) g.add_dep(op, *dep);
+  };
+  const auto group_size = [](const RingSet& rs) { return rs.rings.empty() ? 1.0 : double(rs.rings.front().size()); };
+  // Bytes one GPU sends per ring: (n-1)/n of the ring's share, twice for an all-reduce.
+  const auto share = [&](const RingSet& rs, double buffer, double passes) {
+    const double n = group_size(rs);
+    return n < 2 ? 0.0 : passes * (n - 1) / n * buffer / static_cast<double>(rs.rings.size());
+  };
+  // What a GPU updates: its shard under ZeRO-1, else everything.
+  const auto owned = [&](const PerGpu& s) {
+    const RankParamCounts& n = params[s.rank];
+    return zero ? n.dense / group_size(s.dense) + n.expert / group_size(s.expert) : n.dense + n.expert;
+  };
+
+  // 1. Gradients: reduce-scatter (ZeRO-1) or all-reduce (ZeRO-0) over each group.
+  for (PerGpu& s : st) {
+    std::vector<int> dst;
+    std::vector<double> bytes;
+    const double grad = precision[s.rank].grad_bytes, passes = zero ? 1 : 2;
+    ring_sends(s.dense, s.gpu, share(s.dense, params[s.rank].dense * grad, passes), dst, bytes);
+    ring_sends(s.expert, s.gpu, share(s.expert, params[s.rank].expert * grad, passes), dst, bytes);
+    if (dst.empty()) continue;
+    s.reduce = g.add_put(s.comm, dst, bytes, zero ? "optimizer.reduce_scatter_grads" : "optimizer.all_reduce_grads");
+    for (const auto& r : s.ready)
+      if (r) g.add_dep(*s.reduce, *r);
+    for (size_t q : s.preds)
+      for (const auto& r : st[q].ready)
+        if (r) g.add_dep(*s.reduce, *r);
+  }
+  // 2. DualPipe: the reduced gradients summed with the mirror copy's.
+  for (PerGpu& s : st) {
+    if (!mirrored) break;
+    const RankCoords c = rank_coords(l, s.gpu, gpn);
+    s.mirror = g.add_put(s.comm, {gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp)}, {owned(s) * precision[s.rank].grad_bytes},
+                         "optimizer.sum_dualpipe_copies");
+    for (const auto& r : s.ready)
+      if (r) g.add_dep(*s.mirror, *r);
+    wait_preds(s, *s.mirror, &PerGpu::reduce);
+  }
+  // 3. AdamW on what this GPU owns: read the gradient, read and write master weights and both
+  //    moments, write the working weights. It waits for what its peers put into it.
+  for (PerGpu& s : st) {
+    const PrecisionRecipe& p = precision[s.rank];
+    const double n = owned(s), bytes_per_param = p.grad_bytes + 2 * p.master_bytes + 2 * p.moment_bytes + p.weight_bytes;
+    s.adam = g.add_compute(s.compute, sim::GenericCompute{n * kAdamwFlopsPerParam, n * bytes_per_param, sim::DType::kFp32},
+                           "optimizer.adamw");
+    for (const auto* dep : {&s.reduce, &s.mirror})
+      if (*dep) g.add_dep(*s.adam, **dep);
+    wait_preds(s, *s.adam, &PerGpu::reduce);
+    if (s.mirror_gpu && st[*s.mirror_gpu].mirror) g.add_dep(*s.adam, *st[*s.mirror_gpu].mirror);
+  }
+  // 4. ZeRO-1: every GPU gathers the updated working weights of the others' shards.
+  for (PerGpu& s : st) {
+    if (!zero) break;
+    std::vector<int> dst;
+    std::vector<double> bytes;
+    const double w = precision[s.rank].weight_bytes;
+    ring_sends(s.dense, s.gpu, share(s.dense, params[s.rank].dense * w, 1), dst, bytes);
+    ring_sends(s.expert, s.gpu, share(s.expert, params[s.rank].expert * w, 1), dst, bytes);
+    if (dst.empty()) continue;
+    s.gather = g.add_put(s.comm, dst, bytes, "optimizer.all_gather_weights");
+    g.add_dep(*s.gather, *s.adam);
+    wait_preds(s, *s.gather, &PerGpu::adam);
+  }
+  std::vector<std::vector<uint32_t>> out(ranks.size());
+  for (const PerGpu& s : st)
+    for (const auto* op : {&s.reduce, &s.mirror, &s.adam, &s.gather})
+      if (*op) out[s.rank].push_back((*op)->v);
+  for (auto& ops : out) std::sort(ops.begin(), ops.end());
+  return out;
+}
+
+}  // namespace cs::models

@@ -1,0 +1,213 @@
+// `fidelity: mirrored`: one GPU per pipeline rank stands in for its EP group, its MoE all-to-alls
+// run as puts of its own row of the all-to-all-v. Under balanced routing it agrees with `full`
+// and `folded` on the step time, with a fraction of the ops.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "hw/user_error.h"
+#include "models/model_workload.h"
+#include "models/op_workload.h"
+#include "models/scenario_loader.h"
+#include "models/scenario_runner.h"
+
+using namespace cs::models;
+
+namespace {
+
+// A tiny MoE model on `nodes` HGX nodes of DeepSeek's fat-tree.
+std::string scenario(int nodes, const std::string& layout, const std::string& fidelity, const std::string& pipeline,
+                     const std::string& extra = "") {
+  return R"(schema_version: 1
+name: mirror
+cluster:
+  preset: h800-2048
+  nodes: )" + std::to_string(nodes) + R"(
+  sm_partitions: {compute: 112, comm: 20}
+workload:
+  kind: model
+  model: {name: tiny-moe, source: test, layers: 8, hidden: 1024, vocab: 8000,
+          attention: {kind: mla, heads: 8, q_lora_rank: 256, kv_lora_rank: 128, qk_nope_head_dim: 64,
+                      qk_rope_head_dim: 32, v_head_dim: 64},
+          ffn: {activation: swiglu, hidden: 2048},
+          moe: {first_dense_layers: 1, routed_experts: 16, shared_experts: 1, expert_hidden: 256, top_k: 4,
+                groups: 2, groups_per_token: 2, gating: sigmoid}}
+  layout: )" + layout + R"(
+  seq_len: 1024
+  fidelity: )" + fidelity + "\n" + pipeline + extra;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    load_scenario_text(text, "m.yaml");
+  } catch (const cs::hw::UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct Run {
+  double makespan_ms = 0;
+  size_t ops = 0;
+  int simulated_gpus = 0;
+  std::string fidelity;
+};
+
+Run run(const std::string& text) {
+  const Scenario sc = load_scenario_text(text, "m.yaml");
+  const OpWorkload w = build_op_workload(sc);
+  const RunResult r = run_scenario(sc, w);
+  REQUIRE(r.model);
+  return Run{r.makespan.to_ms(), w.graph.ops().size(), r.model->simulated_gpus, r.model->fidelity};
+}
+
+}  // namespace
+
+TEST_CASE("mirrored fidelity: a whole step agrees with full and folded, with far fewer ops", "[mirrored]") {
+  struct Case {
+    int nodes;
+    const char* layout;
+    int full_gpus, folded_gpus, mirrored_gpus;
+  };
+  // 16 GPUs: two EP groups of 4 per stage inside a node (NVLink only). 64 GPUs: two EP groups of
+  // 16 per stage, each over two nodes (InfiniBand to the same local index, NVLink forwards).
+  const Case cases[] = {{2, "{pp: 2, dp: 8, ep: 4}", 16, 8, 2}, {8, "{pp: 2, dp: 32, ep: 16}", 64, 32, 2}};
+  for (const Case& c : cases)
+    for (const char* sched : {"1f1b", "dualpipe"}) {
+      INFO(c.layout << " " << sched);
+      const std::string pipeline = std::string("  pipeline: {schedule: ") + sched + ", micro_batches: 8}\n";
+      const Run full = run(scenario(c.nodes, c.layout, "full", pipeline));
+      const Run folded = run(scenario(c.nodes, c.layout, "folded", pipeline));
+      const Run mirrored = run(scenario(c.nodes, c.layout, "mirrored", pipeline));
+      std::printf("mirrored fidelity, %s %s: makespan full %.4f ms, folded %.4f ms, mirrored %.4f ms (%+.3f%%); ops %zu, %zu, %zu\n",
+                  c.layout, sched, full.makespan_ms, folded.makespan_ms, mirrored.makespan_ms,
+                  100 * (mirrored.makespan_ms / full.makespan_ms - 1), full.ops, folded.ops, mirrored.ops);
+      CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(0.02));
+      CHECK(mirrored.makespan_ms == Approx(folded.makespan_ms).epsilon(0.02));
+      CHECK(folded.makespan_ms == Approx(full.makespan_ms).epsilon(0.02));
+      CHECK(full.simulated_gpus == c.full_gpus);
+      CHECK(folded.simulated_gpus == c.folded_gpus);
+      CHECK(mirrored.simulated_gpus == c.mirrored_gpus);
+      CHECK(mirrored.fidelity == "mirrored");
+      // One GPU per rank instead of an EP group's: the ops shrink with it.
+      CHECK(mirrored.ops * (c.folded_gpus / c.mirrored_gpus) <= folded.ops * 11 / 10);
+      CHECK(mirrored.ops * 4 <= folded.ops);
+    }
+}
+
+TEST_CASE("mirrored fidelity: the MoE all-to-alls become puts of the simulated GPU's own row", "[mirrored]") {
+  const std::string pipeline = "  pipeline: {schedule: 1f1b, micro_batches: 2}\n";
+  const Scenario full = load_scenario_text(scenario(8, "{pp: 2, dp: 32, ep: 16}", "full", pipeline), "m.yaml");
+  const Scenario mirrored = load_scenario_text(scenario(8, "{pp: 2, dp: 32, ep: 16}", "mirrored", pipeline), "m.yaml");
+  const OpWorkload wf = build_op_workload(full), wm = build_op_workload(mirrored);
+  // Only data-parallel rank 0 of each stage runs: GPUs 0 and 32.
+  REQUIRE(wm.engine_streams[0].size() == 2);
+  CHECK(wm.graph.streams()[wm.engine_streams[0][0]].gpu == 0);
+  CHECK(wm.graph.streams()[wm.engine_streams[0][1]].gpu == 32);
+  // The first dispatch of the full graph: an all-to-all-v over GPUs 0-15. The mirrored one: a put
+  // from GPU 0 of exactly the transfers whose source is EP rank 0, to the same GPU ids.
+  const auto first_dispatch = [](const OpWorkload& w) -> const cs::sim::Collective& {
+    for (const auto& op : w.graph.ops())
+      if (op.kind == cs::sim::OpKind::kComm && w.graph.label(op).find("moe.dispatch") != std::string::npos)
+        return w.graph.collectives()[op.payload];
+    FAIL("no dispatch");
+    throw;
+  };
+  const cs::sim::Collective& cf = first_dispatch(wf);
+  const cs::sim::Collective& cm = first_dispatch(wm);
+  REQUIRE(cf.gpus.size() == 16);
+  CHECK(cf.ops.size() == 16);
+  REQUIRE(cm.ops.size() == 1);
+  REQUIRE(cm.gpus.front() == 0);
+  double row_bytes = 0;
+  size_t row_transfers = 0;
+  for (const auto& t : wf.graph.transfers(cf)) {
+    if (cf.gpus[t.src] != 0) continue;
+    ++row_transfers;
+    row_bytes += t.bytes;
+    bool found = false;
+    for (const auto& u : wm.graph.transfers(cm))
+      if (cm.gpus[u.dst] == cf.gpus[t.dst]) {
+        found = true;
+        CHECK(u.bytes == Approx(t.bytes));
+      }
+    CHECK(found);
+  }
+  CHECK(wm.graph.transfers(cm).size() == row_transfers);
+  // GPU 0's row: NVLink to its 7 node-mates (direct and forwarded tokens) and InfiniBand to GPU 8.
+  CHECK(row_transfers == 8);
+  CHECK(cm.bytes == Approx(row_bytes));
+  // The optimizer step still runs, its puts going to unsimulated ring successors.
+  REQUIRE(wm.pipeline);
+  CHECK(wm.pipeline->optimizer.size() == 2);
+  CHECK_FALSE(wm.pipeline->optimizer[0].empty());
+}
+
+TEST_CASE("mirrored fidelity: a single stage agrees with full", "[mirrored]") {
+  const std::string stage = "  micro_batches: 3\n  stage: 1\n";
+  const Run full = run(scenario(8, "{pp: 2, dp: 32, ep: 16}", "full", stage));
+  const Run mirrored = run(scenario(8, "{pp: 2, dp: 32, ep: 16}", "mirrored", stage));
+  std::printf("mirrored fidelity, single stage: makespan full %.4f ms, mirrored %.4f ms; ops %zu, %zu\n", full.makespan_ms,
+              mirrored.makespan_ms, full.ops, mirrored.ops);
+  CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(0.02));
+  CHECK(mirrored.simulated_gpus == 1);
+  CHECK(mirrored.ops * 16 <= full.ops);
+}
+
+TEST_CASE("mirrored fidelity: skewed routing is refused at the fidelity key", "[mirrored]") {
+  const std::string pipeline = "  pipeline: {schedule: 1f1b, micro_batches: 2}\n";
+  const std::string e =
+      error_of(scenario(2, "{pp: 2, dp: 8, ep: 4}", "mirrored", pipeline, "  routing: {zipf_exponent: 1}\n"));
+  CHECK(e.find("m.yaml:17:13: mirrored fidelity needs balanced routing") == 0);
+  CHECK(e.find("use folded") != std::string::npos);
+  // Balanced routing, or folded with skew, load.
+  CHECK(error_of(scenario(2, "{pp: 2, dp: 8, ep: 4}", "mirrored", pipeline, "  routing: {zipf_exponent: 0}\n")).empty());
+  CHECK(error_of(scenario(2, "{pp: 2, dp: 8, ep: 4}", "folded", pipeline, "  routing: {zipf_exponent: 1}\n")).empty());
+  CHECK(error_of(scenario(2, "{pp: 2, dp: 8, ep: 4}", "mirror", pipeline)).find("m.yaml:17:13:") == 0);
+}
+
+TEST_CASE("mirrored fidelity: a DeepSeek-V3 step of 120 micro-batches fits the loader's limits", "[mirrored]") {
+  const std::string text = R"(schema_version: 1
+name: ds-step
+cluster:
+  preset: h800-2048
+  sm_partitions: {compute: 112, comm: 20}
+workload:
+  kind: model
+  model: deepseek-v3
+  layout: {pp: 16, dp: 128, ep: 64, tp: 1, zero_stage: 1}
+  seq_len: 4096
+  micro_batch: 1
+  precision: deepseek_fp8
+  fidelity: FIDELITY
+  pipeline: {schedule: dualpipe, micro_batches: 120}
+)";
+  const auto with = [&](const std::string& f) {
+    std::string t = text;
+    return t.replace(t.find("FIDELITY"), 8, f);
+  };
+  CHECK(error_of(with("folded")).find("the stage's graph would hold") != std::string::npos);
+  const Scenario sc = load_scenario_text(with("mirrored"), "ds.yaml");
+  REQUIRE(sc.model);
+  CHECK(sc.model->mirrored);
+  CHECK(sc.model->simulated_dp() == 1);
+  const WorkloadSize size = model_workload_size(*sc.model);
+  CHECK(size.ops < 2'000'000);
+  CHECK(size.transfers < 3'000'000);
+  // Building the graph is quick; the graph is within what the estimate promised.
+  const auto t0 = std::chrono::steady_clock::now();
+  const OpWorkload w = build_op_workload(sc);
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  size_t deps = 0, transfers = 0;
+  for (const auto& op : w.graph.ops()) deps += op.deps.size();
+  for (const auto& c : w.graph.collectives()) transfers += w.graph.transfers(c).size();
+  std::printf("mirrored fidelity, DeepSeek-V3 x 120 micro-batches: %zu ops, %zu dependencies, %zu transfers "
+              "(estimated %llu and %llu), built in %.2f s\n",
+              w.graph.ops().size(), deps, transfers, static_cast<unsigned long long>(size.ops),
+              static_cast<unsigned long long>(size.transfers), build_s);
+  CHECK(w.engine_streams[0].size() == 16);
+  CHECK(w.graph.ops().size() + deps <= size.ops);
+  CHECK(transfers <= size.transfers);
+}
