@@ -11,6 +11,7 @@
 #include "models/model_workload.h"
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"
+#include "tiny_moe_scenario.h"
 #include "models/scenario_runner.h"
 
 using namespace cs::models;
@@ -28,13 +29,7 @@ cluster:
   sm_partitions: {compute: 112, comm: 20}
 workload:
   kind: model
-  model: {name: tiny-moe, source: test, layers: 8, hidden: 1024, vocab: 8000,
-          attention: {kind: mla, heads: 8, q_lora_rank: 256, kv_lora_rank: 128, qk_nope_head_dim: 64,
-                      qk_rope_head_dim: 32, v_head_dim: 64},
-          ffn: {activation: swiglu, hidden: 2048},
-          moe: {first_dense_layers: 1, routed_experts: 16, shared_experts: 1, expert_hidden: 256, top_k: 4,
-                groups: 2, groups_per_token: 2, gating: sigmoid}}
-  layout: )" + layout + R"(
+)" + cs::test::kTinyMoeModel + R"(  layout: )" + layout + R"(
   seq_len: 1024
   fidelity: )" + fidelity + "\n" + pipeline + extra;
 }

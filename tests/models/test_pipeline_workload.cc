@@ -11,6 +11,7 @@
 #include "models/op_workload.h"
 #include "models/pipeline_schedule.h"
 #include "models/scenario_loader.h"
+#include "tiny_moe_scenario.h"
 #include "models/scenario_runner.h"
 
 using namespace cs::models;
@@ -21,20 +22,9 @@ std::string scenario(const std::string& pipeline, const std::string& extra = "",
                      const std::string& layout = "{pp: 4, dp: 2, ep: 2}") {
   return R"(schema_version: 1
 name: pipe
-cluster:
-  gpu: h800
-  gpus: 8
-  sm_partitions: {compute: 112, comm: 20}
-  fabric: {kind: switch, link_bw_GBps: 160, link_lat_ns: 3330}
-workload:
+)" + cs::test::kEightH800OnASwitch + R"(workload:
   kind: model
-  model: {name: tiny-moe, source: test, layers: 8, hidden: 1024, vocab: 8000,
-          attention: {kind: mla, heads: 8, q_lora_rank: 256, kv_lora_rank: 128, qk_nope_head_dim: 64,
-                      qk_rope_head_dim: 32, v_head_dim: 64},
-          ffn: {activation: swiglu, hidden: 2048},
-          moe: {first_dense_layers: 1, routed_experts: 16, shared_experts: 1, expert_hidden: 256, top_k: 4,
-                groups: 2, groups_per_token: 2, gating: sigmoid}}
-  layout: )" + layout + R"(
+)" + cs::test::kTinyMoeModel + R"(  layout: )" + layout + R"(
   seq_len: 1024
   pipeline: )" + pipeline + "\n" + extra;
 }

@@ -8,6 +8,7 @@
 #include "hw/user_error.h"
 #include "models/model_workload.h"
 #include "models/scenario_loader.h"
+#include "tiny_moe_scenario.h"
 #include "models/scenario_runner.h"
 #include "models/training_run.h"
 
@@ -19,20 +20,9 @@ namespace {
 std::string scenario(const std::string& training) {
   return R"(schema_version: 1
 name: train
-cluster:
-  gpu: h800
-  gpus: 8
-  sm_partitions: {compute: 112, comm: 20}
-  fabric: {kind: switch, link_bw_GBps: 160, link_lat_ns: 3330}
-workload:
+)" + cs::test::kEightH800OnASwitch + R"(workload:
   kind: model
-  model: {name: tiny-moe, source: test, layers: 8, hidden: 1024, vocab: 8000,
-          attention: {kind: mla, heads: 8, q_lora_rank: 256, kv_lora_rank: 128, qk_nope_head_dim: 64,
-                      qk_rope_head_dim: 32, v_head_dim: 64},
-          ffn: {activation: swiglu, hidden: 2048},
-          moe: {first_dense_layers: 1, routed_experts: 16, shared_experts: 1, expert_hidden: 256, top_k: 4,
-                groups: 2, groups_per_token: 2, gating: sigmoid}}
-  layout: {pp: 4, dp: 2, ep: 2}
+)" + cs::test::kTinyMoeModel + R"(  layout: {pp: 4, dp: 2, ep: 2}
   seq_len: 1024
   pipeline: {schedule: 1f1b, micro_batches: 4}
 training:
