@@ -389,11 +389,7 @@ int run(int argc, char** argv) {
 
   std::string out;
   JsonWriter w(out, opt.compact ? 0 : 2);
-  w.begin_object();
-  w.field("schema_version", kSchemaVersion);
-  w.key("provenance");
-  cs::kernels::write_provenance(w, prov);
-  w.key("bench").begin_object();
+  cs::kernels::begin_bench_json(w, kSchemaVersion, prov);
   w.field("gpus", n);
   w.key("nccl_version");
   if (nccl_version.empty()) w.null(); else w.value(nccl_version);

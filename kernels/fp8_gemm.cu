@@ -329,14 +329,8 @@ int run(int argc, char** argv) {
 
   std::string out;
   JsonWriter w(out, opt.compact ? 0 : 2);
-  w.begin_object();
-  w.field("schema_version", kSchemaVersion);
-  w.key("provenance");
-  cs::kernels::write_provenance(w, prov);
-  w.key("bench").begin_object();
-  const std::size_t lt_version = cublasLtGetVersion();
-  w.field("cublaslt_version", std::to_string(lt_version / 10000) + "." + std::to_string(lt_version / 100 % 100) +
-                                  "." + std::to_string(lt_version % 100));
+  cs::kernels::begin_bench_json(w, kSchemaVersion, prov);
+  w.field("cublaslt_version", fg::cublaslt_version_string());
   w.field("sm_total", gpu.sm_count);
   w.field("sm_clock_mhz_after_sweep", after.gpus.at(0).sm_clock_mhz.current);
   w.key("green_context")

@@ -348,23 +348,15 @@ int run(int argc, char** argv) {
       cases.push_back(std::move(c));
       for (int d = 0; d < n; ++d) gpus[static_cast<std::size_t>(d)].parts->make_current(gpus[static_cast<std::size_t>(d)].parts->primary());
     }
-    for (int d = 0; d < n; ++d) gpus[static_cast<std::size_t>(d)].parts->make_current(gpus[static_cast<std::size_t>(d)].parts->primary());
-    pairs.clear();
-    for (int d = 0; d < n; ++d) gpus[static_cast<std::size_t>(d)].parts->make_current(gpus[static_cast<std::size_t>(d)].parts->primary());
+    pairs.clear();  // every case above ended with the primary contexts current
   }
 
   // JSON.
   const double busbw_factor = n > 1 ? static_cast<double>(n - 1) / n : 1.0;
   std::string out;
   JsonWriter w(out, opt.compact ? 0 : 2);
-  w.begin_object();
-  w.field("schema_version", kSchemaVersion);
-  w.key("provenance");
-  cs::kernels::write_provenance(w, prov);
-  w.key("bench").begin_object();
-  const std::size_t lt_version = cublasLtGetVersion();
-  w.field("cublaslt_version", std::to_string(lt_version / 10000) + "." + std::to_string(lt_version / 100 % 100) + "." +
-                                  std::to_string(lt_version % 100));
+  cs::kernels::begin_bench_json(w, kSchemaVersion, prov);
+  w.field("cublaslt_version", fg::cublaslt_version_string());
   w.field("gpus", n);
   w.field("sm_count", sm_info.sm_count);
   w.field("green_ctx_granularity", sm_info.coscheduled_alignment);

@@ -61,7 +61,7 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
     if (op.kind != LayerOpKind::kComm) continue;
     const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
     const uint64_t n = moe ? L.ep : L.tp, groups = gpus / n;
-    if (moe && mw.mirrored)  // one put per GPU: its row, at most one transfer per peer
+    if (moe && mw.mirrored())  // one put per GPU: its row, at most one transfer per peer
       w.transfers += gpus * mbs * (n - 1);
     else
       w.transfers += groups * mbs * sim::collective_transfers(moe ? sim::CollectiveKind::kAllToAll : tp_collective(op.comm), n);

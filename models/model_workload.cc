@@ -135,8 +135,9 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
   const std::optional<YamlNode> fidelity_node = w.optional("fidelity");
   if (fidelity_node) {
     const std::string f = fidelity_node->as_enum({"full", "folded", "mirrored"});
-    mw.folded = f == "folded";
-    mw.mirrored = f == "mirrored";
+    mw.fidelity = f == "folded"     ? ModelWorkload::Fidelity::kFolded
+                  : f == "mirrored" ? ModelWorkload::Fidelity::kMirrored
+                                    : ModelWorkload::Fidelity::kFull;
   }
   if (const auto v = w.optional("precision")) mw.precision = v->as_enum({"deepseek_fp8", "bf16_mixed"});
   mw.fp8 = mw.precision == "deepseek_fp8";
@@ -169,7 +170,7 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
   // Mirrored stands one GPU in for its EP group, which only balanced routing makes exact: with
   // skew the EP ranks compute and receive different volumes and each all-to-all waits for the
   // busiest, which no single GPU's own side shows.
-  if (mw.mirrored && mw.zipf_exponent > 0)
+  if (mw.mirrored() && mw.zipf_exponent > 0)
     fidelity_node->fail("mirrored fidelity needs balanced routing: it simulates one GPU of each EP group as a stand-in "
                         "for all, but with routing.zipf_exponent > 0 the EP ranks carry different loads and each "
                         "all-to-all waits for the busiest; use folded, which simulates the whole EP group");
@@ -195,7 +196,8 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   s.stage_gpus = l.tp * l.dp;
   s.simulated_gpus = l.tp * mw.simulated_dp();
   if (mw.pipeline) s.simulated_gpus *= l.pp;  // every rank of the pipeline runs
-  s.fidelity = mw.mirrored ? "mirrored" : mw.folded ? "folded" : "full";
+  using F = ModelWorkload::Fidelity;
+  s.fidelity = mw.fidelity == F::kMirrored ? "mirrored" : mw.fidelity == F::kFolded ? "folded" : "full";
   s.micro_batches = mw.pipeline ? mw.pipeline->micro_batches : mw.micro_batches;
   if (mw.pipeline) s.pipeline = schedule_kind_name(mw.pipeline->kind);
   s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len;

@@ -40,18 +40,28 @@ struct ModelWorkload {
   // The memory check's shape without a pipeline: 1f1b | dualpipe; with one, its name (zb1p: 1f1b).
   std::string schedule = "1f1b";
   std::string precision = "deepseek_fp8";
-  // `folded`: simulate one data-parallel replica of the stage (one EP group; a dense model's one
-  // TP group) instead of all of them. Replicas of a stage exchange nothing within a micro-batch,
-  // so the two agree wherever the replicas do not contend for the same links.
-  bool folded = false;
-  // `mirrored`: simulate one GPU per pipeline rank (data-parallel rank 0, every TP rank of it).
-  // Its MoE all-to-alls become one-sided puts of its own row of the all-to-all-v (what it sends,
-  // relayed bytes included) to its unsimulated peers; under balanced routing every GPU of an EP
-  // group does the same, so its ingress equals its egress. Refused with skewed routing. Exclusive
-  // with `folded`.
-  bool mirrored = false;
+  // What runs of each stage's data-parallel replicas:
+  //   kFull      all of them;
+  //   kFolded    one replica (one EP group; a dense model's one TP group). Replicas of a stage
+  //              exchange nothing within a micro-batch, so the two agree wherever the replicas do
+  //              not contend for the same links;
+  //   kMirrored  one GPU per pipeline rank (data-parallel rank 0, every TP rank of it). Its MoE
+  //              all-to-alls become one-sided puts of its own row of the all-to-all-v (what it
+  //              sends, relayed bytes included) to its unsimulated peers; under balanced routing
+  //              every GPU of an EP group does the same, so its ingress equals its egress. Refused
+  //              with skewed routing.
+  enum class Fidelity : uint8_t { kFull, kFolded, kMirrored };
+  Fidelity fidelity = Fidelity::kFull;
   // Data-parallel ranks of each stage that run: all, one EP group (folded MoE), or one.
-  int simulated_dp() const { return mirrored ? 1 : !folded ? layout.dp : model.moe ? layout.ep : 1; }
+  int simulated_dp() const {
+    switch (fidelity) {
+      case Fidelity::kFull: return layout.dp;
+      case Fidelity::kFolded: return model.moe ? layout.ep : 1;
+      case Fidelity::kMirrored: return 1;
+    }
+    return layout.dp;
+  }
+  bool mirrored() const { return fidelity == Fidelity::kMirrored; }
   int compute_partition = 0;  // indices into the cluster's SM partitions
   int comm_partition = 1;
   SourcePos pos, layout_pos;

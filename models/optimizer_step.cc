@@ -83,7 +83,7 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   const bool zero = l.zero_stage >= 1;
   // DualPipe keeps two copies of every stage, on ranks r and pp-1-r (the same two stages on each):
   // their gradients are summed between the mirror GPUs before the update.
-  const bool mirrored = mw.pipeline && mw.pipeline->kind == ScheduleKind::kDualPipe;
+  const bool two_copies = mw.pipeline && mw.pipeline->kind == ScheduleKind::kDualPipe;
 
   struct PerGpu {
     int rank = 0;
@@ -117,9 +117,16 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
     if (ops.empty()) return std::nullopt;
     return sim::OpId{ops.back()};
   };
+  // Every member of a group shares its rings: build them once per group.
+  std::map<std::vector<int>, RingSet> rings;
+  const auto rings_of = [&](std::vector<int> group) -> const RingSet& {
+    auto it = rings.find(group);
+    if (it == rings.end()) it = rings.emplace(group, data_parallel_rings(group, gpn)).first;
+    return it->second;
+  };
   for (PerGpu& s : st) {
-    s.dense = data_parallel_rings(dense_dp_group(l, s.gpu, gpn), gpn);
-    if (params[s.rank].expert > 0) s.expert = data_parallel_rings(expert_dp_group(l, s.gpu, gpn), gpn);
+    s.dense = rings_of(dense_dp_group(l, s.gpu, gpn));
+    if (params[s.rank].expert > 0) s.expert = rings_of(expert_dp_group(l, s.gpu, gpn));
     std::vector<int> preds;
     ring_preds(s.dense, s.gpu, preds);
     ring_preds(s.expert, s.gpu, preds);
@@ -127,7 +134,7 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     for (int q : preds)
       if (const auto it = index.find(q); it != index.end()) s.preds.push_back(it->second);
-    if (mirrored) {
+    if (two_copies) {
       const RankCoords c = rank_coords(l, s.gpu, gpn);
       if (const auto it = index.find(gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp)); it != index.end()) s.mirror_gpu = it->second;
     }
@@ -166,7 +173,7 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   }
   // 2. DualPipe: the reduced gradients summed with the mirror copy's.
   for (PerGpu& s : st) {
-    if (!mirrored) break;
+    if (!two_copies) break;
     const RankCoords c = rank_coords(l, s.gpu, gpn);
     s.mirror = g.add_put(s.comm, {gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp)}, {owned(s) * precision[s.rank].grad_bytes},
                          "optimizer.sum_dualpipe_copies");

@@ -23,7 +23,7 @@ struct PipelineRecord {
   std::string schedule;  // schedule_kind_name
   int ranks = 0;
   std::vector<ChunkSpan> spans;                // per rank in schedule order (ranks interleaved)
-  std::vector<std::vector<uint32_t>> streams;  // per rank: the engine streams of its GPUs
+  std::vector<std::vector<uint32_t>> streams;  // per rank: its GPUs' compute and comm streams
   // Per rank: the ops of its optimizer step; empty when none ran.
   std::vector<std::vector<uint32_t>> optimizer;
 };

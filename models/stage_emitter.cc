@@ -136,7 +136,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     last_comm_[c.slot][i] = id;
     comm_consumed_[c.slot][i] = false;
   };
-  if (moe && mw_.mirrored) {
+  if (moe && mw_.mirrored()) {
     // This GPU's row of the all-to-all-v, put into its peers of the EP group (see the header).
     for (size_t i = 0; i < gpus_.size(); ++i) {
       const RankCoords& rc = coords_[i];

@@ -327,6 +327,14 @@ Provenance collect_provenance(int argc, char** argv) {
   return p;
 }
 
+void begin_bench_json(JsonWriter& w, int schema_version, const Provenance& p) {
+  w.begin_object();
+  w.field("schema_version", schema_version);
+  w.key("provenance");
+  write_provenance(w, p);
+  w.key("bench").begin_object();
+}
+
 void write_provenance(JsonWriter& w, const Provenance& p) {
   w.begin_object();
   w.field("program", p.program);

@@ -84,6 +84,10 @@ Provenance collect_provenance(int argc, char** argv);
 // Writes `p` as one JSON object (the next value of `w`).
 void write_provenance(JsonWriter& w, const Provenance& p);
 
+// Opens a bench's JSON document: {"schema_version": .., "provenance": {..}, "bench": { -- the
+// caller writes the bench's fields and closes both objects.
+void begin_bench_json(JsonWriter& w, int schema_version, const Provenance& p);
+
 // "13.0" for 13000, as cudaDriverGetVersion and cudaRuntimeGetVersion report versions.
 std::string cuda_version_string(int version);
 

@@ -11,6 +11,11 @@ const char* orientation_name(Orientation o) {
   return o == Orientation::kWeightsAsA ? "weights_as_a" : "activations_as_a";
 }
 
+std::string cublaslt_version_string() {
+  const std::size_t v = cublasLtGetVersion();
+  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." + std::to_string(v % 100);
+}
+
 std::string cublas_status_name(cublasStatus_t s) {
   const char* name = cublasLtGetStatusName(s);
   return name != nullptr ? name : "cublasStatus " + std::to_string(static_cast<int>(s));

@@ -78,5 +78,7 @@ class LtGemm {
 };
 
 std::string cublas_status_name(cublasStatus_t s);
+// The loaded cuBLASLt's version, "13.1.0" for cublasLtGetVersion() == 130100.
+std::string cublaslt_version_string();
 
 }  // namespace cs::kernels::fp8_gemm

@@ -186,7 +186,7 @@ workload:
   CHECK(error_of(with("folded")).find("the stage's graph would hold") != std::string::npos);
   const Scenario sc = load_scenario_text(with("mirrored"), "ds.yaml");
   REQUIRE(sc.model);
-  CHECK(sc.model->mirrored);
+  CHECK(sc.model->mirrored());
   CHECK(sc.model->simulated_dp() == 1);
   const WorkloadSize size = model_workload_size(*sc.model);
   CHECK(size.ops < 2'000'000);

@@ -201,7 +201,7 @@ TEST_CASE("model workload: folding the data-parallel replicas agrees with simula
     const Scenario full = load_scenario_file(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/" + file);
     Scenario folded = full;
     ModelWorkload mw = *full.model;
-    mw.folded = true;
+    mw.fidelity = ModelWorkload::Fidelity::kFolded;
     folded.model = std::make_shared<const ModelWorkload>(mw);
     const RunResult a = run_scenario(full), b = run_scenario(folded);
     CHECK(b.makespan == a.makespan);
