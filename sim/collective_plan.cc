@@ -23,9 +23,10 @@ CollectivePlan plan_collective(CollectiveKind kind, uint32_t n, double bytes) {
   const double chunk = bytes / n;
   switch (kind) {
     case CollectiveKind::kAllToAll:
-      // Destinations in rotated order (i+1, i+2, ...) as all-to-all kernels issue them.
+      // Destinations in rotated order (i, i+1, i+2, ...) as all-to-all kernels issue them. The
+      // kernel copies its own chunk too (nccl-tests, DeepEP and ours do): a local copy on its SMs.
       for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t d = 1; d < n; ++d) plan.phase.push_back({i, (i + d) % n, chunk});
+        for (uint32_t d = 0; d < n; ++d) plan.phase.push_back({i, (i + d) % n, chunk});
       plan.phases = 1;
       break;
     case CollectiveKind::kAllReduce:
@@ -60,7 +61,7 @@ uint64_t collective_transfers(CollectiveKind kind, uint64_t n) {
   if (kind == CollectiveKind::kSend) return 1;
   if (n < 2) return 0;
   switch (kind) {
-    case CollectiveKind::kAllToAll: return n * (n - 1);
+    case CollectiveKind::kAllToAll: return n * n;
     case CollectiveKind::kAllReduce: return n * 2 * (n - 1);
     default: return n * (n - 1);
   }

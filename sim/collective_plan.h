@@ -3,7 +3,8 @@
 // plan holds one phase and its count, so a ring over n GPUs costs n transfers of memory, not 2n^2.
 //
 // Algorithms (n ranks, per-GPU buffer S bytes, nccl-tests size conventions):
-//   all_to_all      1 phase: every rank sends S/n to every other rank.
+//   all_to_all      1 phase: every rank sends S/n to every rank, itself included: the kernel
+//                   copies its own chunk on its SMs and in its HBM too, as nccl-tests and DeepEP do.
 //   all_reduce      ring: 2(n-1) phases, rank i sends S/n to rank i+1 in each
 //                   (reduce-scatter then all-gather) -> 2(n-1)/n * S / B + 2(n-1) latencies.
 //   reduce_scatter  ring: n-1 phases of S/n.
@@ -33,7 +34,7 @@ CollectivePlan plan_collective(CollectiveKind kind, uint32_t ranks, double bytes
 // Any collective of `graph`, kAllToAllV included (its one phase is a copy of its transfers).
 CollectivePlan plan_collective(const OpGraph& graph, const Collective& c);
 // Transfers a collective over `ranks` makes, without building the plan (for input limits).
-// kAllToAllV: at most ranks(ranks - 1), as normalize_transfers keeps one transfer per pair.
+// kAllToAllV: at most ranks^2, as normalize_transfers keeps one transfer per pair.
 uint64_t collective_transfers(CollectiveKind kind, uint64_t ranks);
 // Exactly the transfers a collective of `graph` makes (a stored kAllToAllV's count).
 uint64_t collective_transfers(const OpGraph& graph, const Collective& c);

@@ -146,8 +146,10 @@ void Executor::start_phase(uint32_t c) {
     path_.clear();
     path_.push_back(state_[col.ops[t.src]].copy_link);
     path_.push_back(routing_.hbm(src));
-    routing_.route(src, dst, path_);
-    path_.push_back(routing_.hbm(dst));
+    if (src != dst) {  // a local copy stays in the source's HBM
+      routing_.route(src, dst, path_);
+      path_.push_back(routing_.hbm(dst));
+    }
     net_.start_flow(path_, t.bytes, FlowNetwork::kUncapped, [this, c] {
       CollectiveState& st = coll_[c];
       if (--st.outstanding == 0) {

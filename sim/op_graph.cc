@@ -107,8 +107,9 @@ OpId OpGraph::add_put(StreamId src, const std::vector<int>& dst_gpus, const std:
   for (size_t i = 0; i < dst_gpus.size(); ++i) {
     const auto it = std::find(gpus.begin(), gpus.end(), dst_gpus[i]);
     const auto rank = static_cast<uint32_t>(it - gpus.begin());
+    if (rank == 0) throw std::invalid_argument("put: a destination is the source itself");
     if (it == gpus.end()) gpus.push_back(dst_gpus[i]);
-    transfers.push_back({0, rank, bytes[i]});  // rank 0 (src == dst) is refused below
+    transfers.push_back({0, rank, bytes[i]});
   }
   transfers = normalize_transfers(static_cast<uint32_t>(gpus.size()), std::move(transfers));
   double total = 0;
@@ -135,7 +136,8 @@ std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams
   transfers = normalize_transfers(ranks, std::move(transfers));
 
   std::vector<double> sent(ranks, 0.0);
-  for (const Transfer& t : transfers) sent[t.src] += t.bytes;
+  for (const Transfer& t : transfers)
+    if (t.src != t.dst) sent[t.src] += t.bytes;  // a rank's copy to itself is no traffic
   const double busiest = sent.empty() ? 0.0 : *std::max_element(sent.begin(), sent.end());
 
   const auto c = static_cast<uint32_t>(collectives_.size());

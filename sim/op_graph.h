@@ -80,6 +80,7 @@ class OpGraph {
   // An all-to-all whose volume differs per (source, destination) pair: one op on each stream (each
   // on a distinct GPU), transfers in rank indices of `streams`, all concurrent in one phase. A
   // relay (s -> r, then r -> d) is listed as two transfers; r's kernel sends the forwarded bytes.
+  // A transfer from a rank to itself is a local copy: on the kernel's SMs and its GPU's HBM only.
   // Transfers are canonicalised by normalize_transfers (zero bytes dropped, repeated pairs summed).
   // Throws std::invalid_argument, leaving the graph unchanged, for an invalid transfer or two
   // streams on one GPU.

@@ -15,8 +15,6 @@ std::vector<Transfer> normalize_transfers(uint32_t ranks, std::vector<Transfer> 
       throw std::invalid_argument("all_to_all_v: transfer " + std::to_string(t.src) + " -> " +
                                   std::to_string(t.dst) + " names a rank outside 0.." +
                                   std::to_string(ranks) + "-1");
-    if (t.src == t.dst)
-      throw std::invalid_argument("all_to_all_v: transfer from rank " + std::to_string(t.src) + " to itself");
     if (!std::isfinite(t.bytes) || t.bytes < 0)
       throw std::invalid_argument("all_to_all_v: transfer " + std::to_string(t.src) + " -> " +
                                   std::to_string(t.dst) + " has bytes that are negative or not finite");

@@ -24,7 +24,8 @@ struct Transfer {
 // sharing does not favour a pair for being listed twice), and the order is by source, then
 // destinations rotated from src + 1 (the order plan_collective gives all_to_all), so a uniform
 // matrix runs exactly like all_to_all whatever order the caller listed it in.
-// Throws std::invalid_argument for a rank >= ranks, src == dst, or bytes negative or not finite.
+// Throws std::invalid_argument for a rank >= ranks or bytes negative or not finite. src == dst is
+// a local copy.
 std::vector<Transfer> normalize_transfers(uint32_t ranks, std::vector<Transfer> transfers);
 
 class TransferPool {

@@ -102,7 +102,7 @@ TEST_CASE("a relay's forward runs concurrently and is sent by the relay GPU's ke
 
 TEST_CASE("an all-to-all-v of a uniform matrix runs exactly like all_to_all of the same bytes") {
   const int n = 4;
-  const double S = 4e8;  // all_to_all: each rank sends S/n to each of the n-1 others
+  const double S = 4e8;  // all_to_all: each rank sends S/n to each rank, itself included
   auto run = [&](double copy_per_sm, bool uneven_api) {
     World w(n, kSplit, Bandwidth::gbytes_per_s(100), Time::us(1));
     w.cost.copy_per_sm = copy_per_sm;
@@ -113,8 +113,7 @@ TEST_CASE("an all-to-all-v of a uniform matrix runs exactly like all_to_all of t
       if (uneven_api) {
         std::vector<Transfer> t;  // row-major, not all_to_all's rotated order: it is canonicalised
         for (uint32_t s = 0; s < n; ++s)
-          for (uint32_t d = 0; d < n; ++d)
-            if (s != d) t.push_back({s, d, S / n});
+          for (uint32_t d = 0; d < n; ++d) t.push_back({s, d, S / n});  // s == d: the local copy
         g.add_all_to_all_v(streams, t, "a2a");
       } else {
         g.add_collective(CollectiveKind::kAllToAll, S, streams, "a2a");
@@ -190,6 +189,19 @@ TEST_CASE("an all-to-all-v that moves nothing finishes when its last participant
   check_all_end_at(r, ops, Time());
 }
 
+TEST_CASE("a transfer to itself is a local copy: on the kernel's SMs and its own HBM, no link") {
+  World w(2, kSplit, Bandwidth::gbytes_per_s(100), Time::us(1));
+  w.cost.copy_per_sm = 1e9;  // 20 SMs: 20 GB/s, below the links and the HBM
+  OpGraph g;
+  const auto ops = g.add_all_to_all_v(comm_streams(g, 2), {{0, 0, 2e8}, {1, 1, 1e8}}, "local");
+  CHECK(g.collectives()[0].bytes == 0);  // no traffic between GPUs
+  const auto r = w.run(g);
+  // Both end together when the slower local copy does (10 ms), without the link latency.
+  check_all_end_at(r, ops, Time::ms(10));
+  for (auto l : w.routing.up_) CHECK(w.net.stats(l).busy == Time());
+  CHECK(w.net.stats(w.routing.hbm(0)).busy == Time::ms(10));
+}
+
 TEST_CASE("invalid all-to-all-v input is rejected and leaves the graph unchanged") {
   OpGraph g;
   const auto streams = comm_streams(g, 3);
@@ -197,11 +209,9 @@ TEST_CASE("invalid all-to-all-v input is rejected and leaves the graph unchanged
   const std::vector<std::vector<Transfer>> bad = {
       {{0, 3, 1.0}},                                         // destination out of range
       {{7, 0, 1.0}},                                         // source out of range
-      {{1, 1, 1.0}},                                         // to itself
       {{0, 1, -1.0}},                                        // negative
       {{0, 1, std::nan("")}},                                // NaN
       {{0, 1, inf}},                                         // infinite
-      {{0, 1, 1.0}, {2, 2, 0.0}},                            // to itself, even with zero bytes
   };
   for (const auto& t : bad) CHECK_THROWS_AS(g.add_all_to_all_v(streams, t, "bad"), std::invalid_argument);
   // Two participants on one GPU: a transfer between them would need a route from a GPU to itself.

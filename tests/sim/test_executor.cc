@@ -156,7 +156,9 @@ TEST_CASE("an all-to-all's time is its bottleneck link's: the up-link, or the SM
     for (int i = 0; i < n; ++i) streams.push_back(g.add_stream(i, 1, "comm"));
     auto ops = g.add_collective(CollectiveKind::kAllToAll, S, streams, "a2a");
     const auto r = w.run(g);
-    CHECK(r.ops[ops[0].v].end == Time::us(7500) + Time::us(1));
+    // The kernel copies all S bytes, its own quarter included: 4e8 B / 40 GB/s. Its local copy
+    // moves during the link latency, so the copy rate is busy from the start: no latency term.
+    CHECK(r.ops[ops[0].v].end == Time::ms(10));
   }
 }
 
