@@ -35,6 +35,17 @@ struct ScheduleShowArgs {
   std::string trace;  // empty: no trace
 };
 
+struct CalibrateArgs {
+  std::vector<std::string> data;  // kernel JSON files
+  std::string profile;            // validate, carry: a bundled name or a file
+  std::string out;                // fit, carry: the profile written
+  std::string gpu;                // fit: catalog GPU (default: the measurements'); carry: the target
+  int holdout_every = 4;          // every N-th shape or grid cell is held out of the fit
+};
+
+int cmd_calibrate_fit(const CalibrateArgs& args);
+int cmd_calibrate_validate(const CalibrateArgs& args);
+int cmd_calibrate_carry(const CalibrateArgs& args);
 int cmd_hw_list();
 int cmd_hw_show(const std::string& name);
 int cmd_model_list();

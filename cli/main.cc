@@ -96,6 +96,29 @@ int main(int argc, char** argv) {
       "  clustersim schedule show interleaved --stages 4 --microbatches 8 --virtual 2 --trace il.json");
   schedule_show_cmd->footer("Example:\n  clustersim schedule show zb1p --stages 4 --microbatches 8 --times 1,2,1,2");
 
+  CLI::App* cal_cmd = app.add_subcommand("calibrate", "Fit hardware profiles to kernel measurements and validate them");
+  cal_cmd->require_subcommand(1);
+  CalibrateArgs cal;
+  CLI::App* cal_fit_cmd = cal_cmd->add_subcommand("fit", "Fit a profile (GEMM and all-to-all models) to kernel JSON");
+  cal_fit_cmd->add_option("DATA", cal.data, "cs_fp8_gemm and cs_all_to_all JSON files")->required()->expected(1, -1);
+  cal_fit_cmd->add_option("-o,--out", cal.out, "The profile YAML written (atomically)")->required();
+  cal_fit_cmd->add_option("--gpu", cal.gpu, "Catalog GPU (default: the one the measurements name)");
+  cal_fit_cmd->add_option("--holdout-every", cal.holdout_every, "Hold every N-th shape out of the fit (0: none)")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  CLI::App* cal_val_cmd = cal_cmd->add_subcommand("validate", "Predict measured cases with the simulator: measured, predicted, error");
+  cal_val_cmd->add_option("PROFILE", cal.profile, "A bundled profile (h200, h800) or a profile file")->required();
+  cal_val_cmd->add_option("DATA", cal.data, "Kernel JSON files")->required()->expected(1, -1);
+  cal_val_cmd->add_option("--holdout-every", cal.holdout_every, "As given to fit, to mark the held-out cases")
+      ->check(CLI::Range(0, 1000))->capture_default_str();
+  CLI::App* cal_carry_cmd = cal_cmd->add_subcommand("carry", "Carry a profile to another GPU of the same chip by datasheet ratios");
+  cal_carry_cmd->add_option("PROFILE", cal.profile, "A bundled profile or a profile file")->required();
+  cal_carry_cmd->add_option("--to", cal.gpu, "The catalog GPU it is carried to")->required();
+  cal_carry_cmd->add_option("-o,--out", cal.out, "The profile YAML written (atomically)")->required();
+  cal_cmd->footer(
+      "Examples:\n"
+      "  clustersim calibrate fit calibrate/data/h200/fp8_gemm.json calibrate/data/h200/all_to_all.json -o h200.yaml\n"
+      "  clustersim calibrate validate h200.yaml calibrate/data/h200/fp8_gemm.json calibrate/data/h200/all_to_all.json\n"
+      "  clustersim calibrate carry h200.yaml --to h800 -o h800.yaml");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -107,6 +130,9 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd) return cmd_check(files);
+    if (*cal_fit_cmd) return cmd_calibrate_fit(cal);
+    if (*cal_val_cmd) return cmd_calibrate_validate(cal);
+    if (*cal_carry_cmd) return cmd_calibrate_carry(cal);
     if (*hw_list_cmd) return cmd_hw_list();
     if (*hw_show_cmd) return cmd_hw_show(hw_name);
     if (*model_list_cmd) return cmd_model_list();

@@ -28,6 +28,9 @@ class CostModel {
   virtual Time compute_time(int gpu, const GenericCompute& c, int sms) const = 0;
   // Copy rate of a communication kernel on `sms` SMs (the rate cap shared by its flows).
   virtual Bandwidth comm_copy_rate(int gpu, int sms) const = 0;
+  // Launch and synchronisation of a communication kernel: from the last participant's launch to
+  // the first byte moved, once per collective (its SMs are held meanwhile).
+  virtual Time comm_launch(int /*gpu*/) const { return Time(); }
 };
 
 }  // namespace cs::sim

@@ -128,7 +128,10 @@ void Executor::launch_comm(uint32_t op) {
   CollectiveState& cs = coll_[c];
   if (cs.arrived == 0)
     cs.plan = plan_collective(graph_, col);
-  if (++cs.arrived == col.ops.size()) start_phase(c);
+  if (++cs.arrived < col.ops.size()) return;
+  const Time launch = cost_.comm_launch(gpu);
+  if (launch > Time()) engine_.after(launch, [this, c] { start_phase(c); });
+  else start_phase(c);
 }
 
 void Executor::start_phase(uint32_t c) {

@@ -1,0 +1,79 @@
+#include "calibrate/gemm_fit.h"
+
+#include <cmath>
+#include <map>
+
+#include "calibrate/levenberg_marquardt.h"
+
+namespace cs::calibrate {
+
+std::vector<bool> gemm_holdout(const std::vector<GemmCase>& cases, int every) {
+  std::map<std::string, int> shape_index;
+  for (const GemmCase& c : cases) shape_index[c.key()] = 0;
+  int i = 0;
+  for (auto& [key, idx] : shape_index) idx = i++;
+  std::vector<bool> held(cases.size());
+  for (size_t c = 0; c < cases.size(); ++c) held[c] = every > 0 && shape_index[cases[c].key()] % every == every - 1;
+  return held;
+}
+
+hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps) {
+  return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 50.0, 0.7 * hbm_GBps};
+}
+
+double predict_us(const hw::GemmModel& m, const GemmCase& c) { return hw::gemm_model_us(m, c.shape, c.sms); }
+
+GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start) {
+  std::vector<const GemmCase*> fitted;
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (use.empty() || use[i]) fitted.push_back(&cases[i]);
+  const auto to_model = [](const Eigen::VectorXd& x) {
+    std::array<double, hw::GemmModel::kParams> a{};
+    for (int i = 0; i < hw::GemmModel::kParams; ++i) a[i] = std::exp(x[i]);
+    return hw::GemmModel::from_array(a);
+  };
+  const ResidualFn f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
+    const hw::GemmModel m = to_model(x);
+    for (size_t i = 0; i < fitted.size(); ++i) r[static_cast<Eigen::Index>(i)] = std::log(predict_us(m, *fitted[i]) / fitted[i]->time_us);
+  };
+  Eigen::VectorXd x0(hw::GemmModel::kParams);
+  const auto a = start.to_array();
+  for (int i = 0; i < hw::GemmModel::kParams; ++i) x0[i] = std::log(a[i]);
+  GemmFit out;
+  if (fitted.empty()) {
+    out.model = start;
+    return out;
+  }
+  // The model's min/max switch regimes, and a parameter whose regime binds nowhere at the start
+  // has no gradient: start from several corners (operand streaming or MMA binding, a loose or a
+  // tight chip cap) and keep the best. Deterministic: the same starts in the same order.
+  LmResult lm;
+  for (double load_scale : {1.0, 3.0})
+    for (double chip_scale : {1.0, 0.7, 1.3}) {
+      Eigen::VectorXd x = x0;
+      x[4] += std::log(load_scale);
+      x[3] += std::log(chip_scale);
+      LmResult r = levenberg_marquardt(f, static_cast<int>(fitted.size()), x);
+      if (lm.x.size() == 0 || r.cost < lm.cost) lm = std::move(r);
+    }
+  out.model = to_model(lm.x);
+  Eigen::VectorXd r0(static_cast<Eigen::Index>(fitted.size())), r1(r0.size());
+  f(lm.x, r0);
+  for (int i = 0; i < hw::GemmModel::kParams; ++i) {
+    Eigen::VectorXd x = lm.x;
+    x[i] += std::log(1.01);
+    f(x, r1);
+    out.constrained[i] = (r1 - r0).cwiseAbs().maxCoeff() > 1e-9;
+  }
+  out.iterations = lm.iterations;
+  out.converged = lm.converged;
+  std::vector<double> pred, meas;
+  for (const GemmCase* c : fitted) {
+    pred.push_back(predict_us(out.model, *c));
+    meas.push_back(c->time_us);
+  }
+  out.fit = fit_stats(pred, meas);
+  return out;
+}
+
+}  // namespace cs::calibrate

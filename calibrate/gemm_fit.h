@@ -1,0 +1,34 @@
+// Fits hw::GemmModel to FP8 GEMM measurements: Levenberg-Marquardt on log(predicted / measured),
+// so every case weighs by its relative error, over the logarithms of the (positive) parameters.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "calibrate/fit_stats.h"
+#include "calibrate/measurements.h"
+#include "hw/gemm_model.h"
+
+namespace cs::calibrate {
+
+// Whole shapes are held out (every SM count of a shape), so validation predicts shapes the fit
+// never saw: the shapes in sorted key order, every `every`-th one from the `every`-th.
+std::vector<bool> gemm_holdout(const std::vector<GemmCase>& cases, int every = 4);
+
+struct GemmFit {
+  hw::GemmModel model;
+  FitStats fit;           // on the cases fitted
+  int iterations = 0;
+  bool converged = false;
+  // Whether the measurements constrain each parameter: false where a 1% change of it moves no
+  // prediction (its regime binds in no case fitted), so its value is only the start's.
+  std::array<bool, hw::GemmModel::kParams> constrained{};
+};
+
+// Fits on the cases whose `use` flag is set (all when `use` is empty), from `start`.
+GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start);
+// A start from the datasheet (FP8 peak, HBM bandwidth) and typical kernel overheads.
+hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps);
+double predict_us(const hw::GemmModel& m, const GemmCase& c);
+
+}  // namespace cs::calibrate

@@ -1,0 +1,177 @@
+#include "calibrate/measurements.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "hw/user_error.h"
+
+namespace cs::calibrate {
+
+using nlohmann::json;
+
+std::string GemmCase::key() const {
+  std::string k = name;
+  for (int64_t v : {shape.m, shape.n, shape.k, static_cast<int64_t>(shape.groups)}) k.append(" ").append(std::to_string(v));
+  return k;
+}
+
+namespace {
+
+// Byte offset -> 1-based line and column, for the parser's error position.
+std::pair<int, int> line_col(const std::string& text, size_t offset) {
+  int line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') { ++line; col = 1; }
+    else ++col;
+  }
+  return {line, col};
+}
+
+const json& field(const json& j, const char* name, const std::string& file, const std::string& where) {
+  if (!j.is_object() || !j.contains(name))
+    throw hw::UserError(file, 0, 0, where + " has no '" + name + "': not a kernel result of this version");
+  return j.at(name);
+}
+
+double num(const json& j, const char* name, const std::string& file, const std::string& where) {
+  const json& v = field(j, name, file, where);
+  if (!v.is_number()) throw hw::UserError(file, 0, 0, where + "." + name + " must be a number");
+  return v.get<double>();
+}
+
+void read_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& bench = field(d, "bench", file, "the file");
+  const int sm_total = static_cast<int>(num(bench, "sm_total", file, "bench"));
+  int used = 0, other_scaling = 0, other_method = 0, unchecked = 0;
+  const json& cases = field(d, "cases", file, "the file");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    // DeepSeek's block scaling (1x128 activations, 128x128 weights) is what training runs; a
+    // per-tensor-scaled GEMM is a different kernel and would blur the fit.
+    if (field(c, "scaling", file, where).get<std::string>() != "block_1x128_128x128") { ++other_scaling; continue; }
+    // A partition as DeepGEMM uses one: the kernel told its SM count and confined to it (green
+    // context). cuBLASLt's SM target alone or the green context alone are kept out.
+    const std::string method = field(c, "method", file, where).get<std::string>();
+    const int sms = static_cast<int>(num(c, "sm_obtained", file, where));
+    if (!(method == "green_sm_target" || (method == "green" && sms == sm_total))) { ++other_method; continue; }
+    if (!field(c, "checked", file, where).get<bool>()) { ++unchecked; continue; }
+    GemmCase g;
+    g.name = field(c, "name", file, where).get<std::string>();
+    g.shape = sim::GemmShape{static_cast<int64_t>(num(c, "m", file, where)), static_cast<int64_t>(num(c, "n", file, where)),
+                             static_cast<int64_t>(num(c, "k", file, where)), sim::DType::kFp8,
+                             static_cast<int>(num(c, "groups", file, where))};
+    g.sms = sms;
+    g.time_us = num(c, "median_us", file, where);
+    g.p10_us = num(c, "p10_us", file, where);
+    g.p90_us = num(c, "p90_us", file, where);
+    g.index = static_cast<int>(i);
+    g.source = source;
+    set.gemms.push_back(g);
+    ++used;
+  }
+  std::ostringstream note;
+  note << file << ": " << used << " FP8 GEMM cases (block scaling, SM partitions)";
+  if (other_scaling) note << "; " << other_scaling << " with other scaling left out";
+  if (other_method) note << "; " << other_method << " with SM target or green context alone left out";
+  if (unchecked) note << "; " << unchecked << " unchecked left out";
+  set.notes.push_back(note.str());
+}
+
+void read_all_to_alls(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& bench = field(d, "bench", file, "the file");
+  const int gpus = static_cast<int>(num(bench, "gpus", file, "bench"));
+  const json& records = field(d, "records", file, "the file");
+  int used = 0, failed = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    const json& r = records[i];
+    const std::string where = "records[" + std::to_string(i) + "]";
+    if (!field(r, "check_passed", file, where).get<bool>()) { ++failed; continue; }
+    AllToAllCase a;
+    a.impl = field(r, "impl", file, where).get<std::string>();
+    a.mode = field(r, "mode", file, where).get<std::string>();
+    a.gpus = gpus;
+    a.ctas = static_cast<int>(num(r, "k", file, where));
+    a.size_bytes = num(r, "size_bytes", file, where);
+    a.time_us = num(r, "time_us", file, where);
+    a.index = static_cast<int>(i);
+    a.source = source;
+    set.all_to_alls.push_back(a);
+    ++used;
+  }
+  set.notes.push_back(file + ": " + std::to_string(used) + " all-to-all cases on " + std::to_string(gpus) + " GPUs" +
+                      (failed ? "; " + std::to_string(failed) + " that failed their check left out" : ""));
+}
+
+void read_overlaps(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& bench = field(d, "bench", file, "the file");
+  const int gpus = static_cast<int>(num(bench, "gpus", file, "bench"));
+  const double bytes = num(bench, "a2a_bytes_per_gpu", file, "bench");
+  const bool local = bench.value("a2a_scope", "") == "local_copy_only";
+  const json& cases = field(d, "cases", file, "the file");
+  int used = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    if (num(c, "k", file, where) == 0) continue;  // the GEMM alone on the whole GPU: no overlap
+    OverlapCase o;
+    o.shape_name = field(c, "shape", file, where).get<std::string>();
+    o.shape = sim::GemmShape{static_cast<int64_t>(num(c, "m", file, where)), static_cast<int64_t>(num(c, "n", file, where)),
+                             static_cast<int64_t>(num(c, "k_dim", file, where)), sim::DType::kFp8,
+                             static_cast<int>(num(c, "groups", file, where))};
+    o.ctas = static_cast<int>(num(c, "k", file, where));
+    o.comm_sms = static_cast<int>(num(c, "comm_sms", file, where));
+    o.compute_sms = static_cast<int>(num(c, "compute_sms", file, where));
+    o.a2a_bytes = bytes;
+    o.gemm_alone_us = num(c, "gemm_alone_us", file, where);
+    o.gemm_together_us = num(c, "gemm_together_us", file, where);
+    o.a2a_alone_us = num(c, "a2a_alone_us", file, where);
+    o.a2a_together_us = num(c, "a2a_together_us", file, where);
+    o.gpus = gpus;
+    o.local_copy_only = local;
+    o.index = static_cast<int>(i);
+    o.source = source;
+    set.overlaps.push_back(o);
+    ++used;
+  }
+  set.notes.push_back(file + ": " + std::to_string(used) + " overlap cases on " + std::to_string(gpus) + " GPU(s)" +
+                      (local ? ", all-to-all as a local copy" : ""));
+}
+
+}  // namespace
+
+void read_measurements(const std::string& path, MeasurementSet& set) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw hw::UserError(path, 0, 0, "cannot read the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  json d;
+  try {
+    d = json::parse(text);
+  } catch (const json::parse_error& e) {
+    const auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
+    throw hw::UserError(path, line, col, std::string("not valid JSON: ") + e.what());
+  }
+  try {
+    const json& prov = field(d, "provenance", path, "the file");
+    Provenance p;
+    p.file = path;
+    p.program = field(prov, "program", path, "provenance").get<std::string>();
+    const json& gpus = field(prov, "gpus", path, "provenance");
+    if (gpus.is_array() && !gpus.empty()) p.gpu = gpus[0].value("name", "");
+    p.date_utc = prov.value("date_utc", "");
+    p.git_commit = prov.value("git_commit", "");
+    const int source = static_cast<int>(set.sources.size());
+    if (p.program == "cs_fp8_gemm") read_gemms(d, source, path, set);
+    else if (p.program == "cs_all_to_all") read_all_to_alls(d, source, path, set);
+    else if (p.program == "cs_overlap") read_overlaps(d, source, path, set);
+    else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, cs_overlap)");
+    set.sources.push_back(p);
+  } catch (const json::exception& e) {
+    throw hw::UserError(path, 0, 0, std::string("unexpected JSON content: ") + e.what());
+  }
+}
+
+}  // namespace cs::calibrate

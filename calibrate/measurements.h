@@ -1,0 +1,71 @@
+// Kernel results as the fit reads them: the JSON that kernels/ writes (cs_fp8_gemm,
+// cs_all_to_all, cs_overlap), recognised by provenance.program. Every case keeps the file and the
+// index it came from, so a fitted parameter and a validation line can name their measurement.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/op_graph.h"
+
+namespace cs::calibrate {
+
+struct Provenance {
+  std::string file;      // as given on the command line
+  std::string program;   // cs_fp8_gemm, ...
+  std::string gpu;       // first GPU's name, e.g. "NVIDIA H200"
+  std::string date_utc;
+  std::string git_commit;
+};
+
+// One FP8 GEMM on an SM partition (green context with cuBLASLt told the partition's size).
+struct GemmCase {
+  std::string name;   // e.g. deepgemm.dense, v3.mla.wq_a.fwd
+  sim::GemmShape shape;
+  int sms = 0;
+  double time_us = 0;                 // median over the runs
+  double p10_us = 0, p90_us = 0;
+  int index = 0;                      // position in the file's "cases"
+  int source = 0;                     // index into MeasurementSet::sources
+  std::string key() const;            // name, m, n, k, groups: one shape
+};
+
+// One all-to-all of our kernel or NCCL on `ctas` CTAs (one per SM) per GPU.
+struct AllToAllCase {
+  std::string impl;   // "ours" or "nccl"
+  std::string mode;   // dispatch_fp8 or combine_bf16
+  int gpus = 0;
+  int ctas = 0;
+  double size_bytes = 0;  // per GPU, nccl-tests convention (its own chunk included)
+  double time_us = 0;
+  int index = 0;
+  int source = 0;
+};
+
+// One GEMM stream beside one all-to-all stream on a GPU split into compute and comm SMs.
+struct OverlapCase {
+  std::string shape_name;
+  sim::GemmShape shape;
+  int ctas = 0, comm_sms = 0, compute_sms = 0;
+  double a2a_bytes = 0;
+  double gemm_alone_us = 0, gemm_together_us = 0;
+  double a2a_alone_us = 0, a2a_together_us = 0;
+  int gpus = 0;
+  bool local_copy_only = false;
+  int index = 0;
+  int source = 0;
+};
+
+struct MeasurementSet {
+  std::vector<Provenance> sources;
+  std::vector<GemmCase> gemms;
+  std::vector<AllToAllCase> all_to_alls;
+  std::vector<OverlapCase> overlaps;
+  std::vector<std::string> notes;  // what was read and what was left out, and why
+};
+
+// Reads one kernel JSON file into `set`. Throws hw::UserError (file:line:col where the JSON parser
+// gives one) for unreadable or unknown input.
+void read_measurements(const std::string& path, MeasurementSet& set);
+
+}  // namespace cs::calibrate

@@ -1,0 +1,179 @@
+#include "calibrate/profile_build.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+
+#include "hw/user_error.h"
+
+namespace cs::calibrate {
+
+namespace {
+
+std::string fmt_double(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.12g", v);  // ranges must round-trip: no case falls outside its own
+  return buf;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string sources_of(const MeasurementSet& set, const std::string& program) {
+  std::string out;
+  for (const Provenance& p : set.sources) {
+    if (p.program != program) continue;
+    if (!out.empty()) out += ", ";
+    out += p.file + " (" + p.gpu + ", " + p.date_utc + ")";
+  }
+  return out;
+}
+
+template <typename Case, typename Get>
+hw::ProfileRange range_of(const std::vector<Case>& cases, Get get) {
+  hw::ProfileRange r{1e300, 0};
+  for (const Case& c : cases) {
+    r.lo = std::min(r.lo, get(c));
+    r.hi = std::max(r.hi, get(c));
+  }
+  return r;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+double nvlink_latency_us(const hw::GpuSpec& gpu) { return gpu.nvlink_lat_ns * 1e-3; }
+
+ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every) {
+  if (set.gemms.empty()) throw hw::UserError("calibrate fit", 0, 0, "no FP8 GEMM cases among the inputs (cs_fp8_gemm's JSON)");
+  std::vector<AllToAllCase> a2a;
+  for (const AllToAllCase& c : set.all_to_alls)
+    if (comm_fits_case(c)) a2a.push_back(c);
+  if (a2a.empty()) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all cases of our kernel among the inputs (cs_all_to_all's JSON)");
+  for (const Provenance& p : set.sources)
+    if (lower(p.gpu).find(gpu.name) == std::string::npos)  // "NVIDIA H200" for h200
+      throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', not on " + gpu.model);
+
+  ProfileBuild b;
+  const auto flip = [](std::vector<bool> held) {
+    for (size_t i = 0; i < held.size(); ++i) held[i] = !held[i];
+    return held;
+  };
+  const std::vector<bool> gemm_held = gemm_holdout(set.gemms, holdout_every);
+  const std::vector<bool> comm_held = comm_holdout(a2a, holdout_every);
+  b.gemm_held_out = static_cast<int>(std::count(gemm_held.begin(), gemm_held.end(), true));
+  b.comm_held_out = static_cast<int>(std::count(comm_held.begin(), comm_held.end(), true));
+  b.gemm = fit_gemm(set.gemms, flip(gemm_held), gemm_start(gpu.fp8_dense_tflops, gpu.sms, gpu.hbm_bw_GBps));
+  b.comm = fit_comm(a2a, flip(comm_held), hw::CommModel{5, 20, 0.8 * gpu.nvlink_bw_GBps_per_direction},
+                    nvlink_latency_us(gpu));
+
+  hw::GpuProfile& p = b.profile;
+  p.gpu = gpu.name;
+  p.gemm = b.gemm.model;
+  p.comm = b.comm.model;
+  char fitnote[256];
+  std::snprintf(fitnote, sizeof fitnote, "fit of %d cases (%d held out), median error %.1f%%, worst %.1f%%",
+                b.gemm.fit.cases, b.gemm_held_out, b.gemm.fit.median_error * 100, b.gemm.fit.worst_error * 100);
+  const std::string gemm_src = std::string(fitnote) + ": " + sources_of(set, "cs_fp8_gemm");
+  const auto g = p.gemm.to_array();
+  const auto g0 = gemm_start(gpu.fp8_dense_tflops, gpu.sms, gpu.hbm_bw_GBps).to_array();
+  for (int i = 0; i < hw::GemmModel::kParams; ++i) {
+    // A parameter no measurement constrains is said to be so: its value changes no prediction
+    // within the measured range, and may matter beyond it.
+    if (b.gemm.constrained[i]) p.gemm_params[hw::GemmModel::param_name(i)] = {g[i], "measured", gemm_src};
+    else
+      p.gemm_params[hw::GemmModel::param_name(i)] = {
+          g[i], "unconstrained",
+          "no measured case depends on it (its regime binds in none): the value the fit left, from a start of " +
+              fmt_double(g0[i]) + " (datasheet); " + gemm_src};
+  }
+  std::snprintf(fitnote, sizeof fitnote, "fit of %d cases of our kernel (%d held out), median error %.1f%%, worst %.1f%%",
+                b.comm.fit.cases, b.comm_held_out, b.comm.fit.median_error * 100, b.comm.fit.worst_error * 100);
+  const std::string comm_src = std::string(fitnote) + ": " + sources_of(set, "cs_all_to_all");
+  const double c[] = {p.comm.launch_us, p.comm.sm_copy_GBps, p.comm.nvlink_GBps};
+  for (int i = 0; i < hw::CommModel::kParams; ++i) p.comm_params[hw::CommModel::param_name(i)] = {c[i], "measured", comm_src};
+  p.gemm_range["sms"] = range_of(set.gemms, [](const GemmCase& x) { return double(x.sms); });
+  p.gemm_range["m"] = range_of(set.gemms, [](const GemmCase& x) { return double(x.shape.m); });
+  p.gemm_range["n"] = range_of(set.gemms, [](const GemmCase& x) { return double(x.shape.n); });
+  p.gemm_range["k"] = range_of(set.gemms, [](const GemmCase& x) { return double(x.shape.k); });
+  p.comm_range["ctas"] = range_of(a2a, [](const AllToAllCase& x) { return double(x.ctas); });
+  p.comm_range["size_bytes"] = range_of(a2a, [](const AllToAllCase& x) { return x.size_bytes; });
+  for (const Provenance& s : set.sources)
+    p.fitted_from.push_back(s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit);
+  p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "
+           "parameters by Levenberg-Marquardt on log time (hw/gemm_model.h, calibrate/comm_fit.h).";
+  return b;
+}
+
+hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from_gpu, const hw::GpuSpec& to_gpu) {
+  hw::GpuProfile p = from;
+  p.gpu = to_gpu.name;
+  p.file.clear();
+  const double hbm = to_gpu.hbm_bw_GBps / from_gpu.hbm_bw_GBps;
+  const double nvl = to_gpu.nvlink_bw_GBps_per_direction / from_gpu.nvlink_bw_GBps_per_direction;
+  const std::string same = "carried over unchanged from the " + from_gpu.name +
+                           " profile: the same Hopper chip (SMs, tensor cores, clocks, L2)";
+  for (auto& [name, param] : p.gemm_params) {
+    if (param.origin != "unconstrained") param.origin = "carried";
+    param.source = same + "; there: " + param.source;
+  }
+  auto& hbm_param = p.gemm_params["hbm_GBps"];
+  hbm_param.value *= hbm;
+  hbm_param.source = "the " + from_gpu.name + " fit x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
+                     fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
+  for (auto& [name, param] : p.comm_params) {
+    param.origin = "carried";
+    param.source = same + "; there: " + param.source;
+  }
+  auto& nvl_param = p.comm_params["nvlink_GBps"];
+  nvl_param.value *= nvl;
+  nvl_param.source = "the " + from_gpu.name + " fit x NVLink " + fmt_double(to_gpu.nvlink_bw_GBps_per_direction) + " / " +
+                     fmt_double(from_gpu.nvlink_bw_GBps_per_direction) + " GB/s per direction (datasheets)";
+  p.gemm.hbm_GBps = hbm_param.value;
+  p.comm.nvlink_GBps = nvl_param.value;
+  p.note = "Carried over from the " + from_gpu.name + " profile by `clustersim calibrate carry`: " + to_gpu.model +
+           " has the same compute chip; HBM and NVLink scale by the datasheet ratios.";
+  return p;
+}
+
+std::string profile_yaml(const hw::GpuProfile& p) {
+  std::ostringstream o;
+  o << "# Calibrated profile of " << p.gpu << ". Written by clustersim calibrate; every parameter says\n"
+    << "# where it came from (measured, carried, published or datasheet).\n";
+  o << "schema_version: 1\n";
+  o << "gpu: " << p.gpu << "\n";
+  o << "note: " << quote(p.note) << "\n";
+  o << "fitted_from:\n";
+  for (const std::string& f : p.fitted_from) o << "  - " << quote(f) << "\n";
+  const auto section = [&](const char* name, const std::map<std::string, hw::ProfileParam>& params,
+                           const char* (*param_name)(int), int count) {
+    o << name << ":\n";
+    for (int i = 0; i < count; ++i) {
+      const hw::ProfileParam& q = params.at(param_name(i));
+      o << "  " << param_name(i) << ": {value: " << fmt_double(q.value) << ", origin: " << q.origin
+        << ", source: " << quote(q.source) << "}\n";
+    }
+  };
+  const auto ranges = [&](const char* name, const std::map<std::string, hw::ProfileRange>& r) {
+    o << name << ":\n";
+    for (const auto& [k, v] : r) o << "  " << k << ": [" << fmt_double(v.lo) << ", " << fmt_double(v.hi) << "]\n";
+  };
+  section("gemm", p.gemm_params, &hw::GemmModel::param_name, hw::GemmModel::kParams);
+  ranges("gemm_range", p.gemm_range);
+  section("comm", p.comm_params, &hw::CommModel::param_name, hw::CommModel::kParams);
+  ranges("comm_range", p.comm_range);
+  return o.str();
+}
+
+}  // namespace cs::calibrate

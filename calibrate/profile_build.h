@@ -1,0 +1,34 @@
+// Measurements -> a calibrated profile: fits the GEMM and communication models, records where
+// every parameter came from and the measured range, and writes it as YAML (hw/gpu_profile.h reads
+// it back). carry_profile takes a profile to a GPU of the same chip through datasheet ratios.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/comm_fit.h"
+#include "calibrate/gemm_fit.h"
+#include "calibrate/measurements.h"
+#include "hw/gpu_catalog.h"
+#include "hw/gpu_profile.h"
+
+namespace cs::calibrate {
+
+struct ProfileBuild {
+  hw::GpuProfile profile;
+  GemmFit gemm;
+  CommFit comm;
+  int gemm_held_out = 0, comm_held_out = 0;
+};
+
+// Fits on the cases not held out (every `holdout_every`-th shape / grid cell; 0 holds none out).
+// UserError when the measurements lack GEMM or all-to-all cases, or come from another GPU.
+ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every);
+// The profile of `to`, from `from`'s: the same Hopper chip, so the SM-side figures carry over
+// unchanged; the HBM- and NVLink-bound ones scale by the datasheet ratios.
+hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from_gpu, const hw::GpuSpec& to_gpu);
+std::string profile_yaml(const hw::GpuProfile& p);
+// The NVLink latency the simulator puts on a GPU-to-GPU route of one node, microseconds.
+double nvlink_latency_us(const hw::GpuSpec& gpu);
+
+}  // namespace cs::calibrate

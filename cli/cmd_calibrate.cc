@@ -1,0 +1,123 @@
+// clustersim calibrate fit | validate | carry: measurements -> profile -> predictions beside them.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <iostream>
+
+#include "calibrate/profile_build.h"
+#include "calibrate/validate.h"
+#include "cli/commands.h"
+#include "hw/gpu_catalog.h"
+#include "hw/user_error.h"
+#include "reports/atomic_file.h"
+
+namespace cs::cli {
+
+namespace {
+
+calibrate::MeasurementSet read_all(const std::vector<std::string>& files) {
+  calibrate::MeasurementSet set;
+  for (const std::string& f : files) calibrate::read_measurements(f, set);
+  for (const std::string& n : set.notes) std::cerr << "clustersim: " << n << "\n";
+  return set;
+}
+
+// The catalog GPU named, or the one the measurements were taken on.
+const hw::GpuSpec& gpu_of(const std::string& name, const calibrate::MeasurementSet& set) {
+  if (!name.empty()) {
+    if (const hw::GpuSpec* g = hw::find_gpu(name)) return *g;
+    throw hw::UserError("--gpu", 0, 0, "unknown GPU '" + name + "' (clustersim hw list)");
+  }
+  for (const hw::GpuSpec& g : hw::gpu_catalog()) {
+    std::string measured = set.sources.empty() ? "" : set.sources.front().gpu;
+    for (char& c : measured) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (!measured.empty() && measured.find(g.name) != std::string::npos) return g;
+  }
+  throw hw::UserError("--gpu", 0, 0, "the measurements name no catalog GPU: give --gpu");
+}
+
+void print_stats(const char* what, const calibrate::FitStats& s) {
+  std::printf("  %-28s %4d cases  median %5.1f%%  worst %5.1f%%  R^2(log) %.4f\n", what, s.cases,
+              s.median_error * 100, s.worst_error * 100, s.r2_log);
+}
+
+void print_validation(const calibrate::Validation& v, bool every_case) {
+  if (every_case) {
+    std::printf("%-11s %-58s %12s %12s %8s\n", "kind", "case", "measured_us", "predicted_us", "error");
+    for (const auto& c : v.cases)
+      std::printf("%-11s %-58s %12.2f %12.2f %+7.1f%%%s%s\n", c.kind.c_str(), c.label.c_str(), c.measured_us,
+                  c.predicted_us, c.error() * 100, c.held_out ? "  held out" : "", c.beyond_range ? "  BEYOND RANGE" : "");
+  }
+  std::printf("simulated against measured:\n");
+  print_stats("FP8 GEMM, held out", v.gemm_held);
+  print_stats("FP8 GEMM, all", v.gemm_all);
+  print_stats("all-to-all, held out", v.comm_held);
+  print_stats("all-to-all, all", v.comm_all);
+  const auto beyond = std::count_if(v.cases.begin(), v.cases.end(), [](const auto& c) { return c.beyond_range; });
+  if (beyond > 0)
+    std::cerr << "clustersim: warning: " << beyond << " cases lie beyond the range the profile was fitted on\n";
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  reports::AtomicFile out(path);
+  out.stream() << text;
+  out.finish_writing();
+  out.commit();
+}
+
+}  // namespace
+
+int cmd_calibrate_fit(const CalibrateArgs& a) {
+  const calibrate::MeasurementSet set = read_all(a.data);
+  const hw::GpuSpec& gpu = gpu_of(a.gpu, set);
+  reports::AtomicFile out(a.out);  // an unwritable target fails before the fit
+  calibrate::ProfileBuild b = calibrate::build_profile(set, gpu, a.holdout_every);
+  b.profile.file = a.out;
+  std::printf("profile %s for %s\n", a.out.c_str(), gpu.model.c_str());
+  std::printf("gemm (%d iterations%s):\n", b.gemm.iterations, b.gemm.converged ? "" : ", NOT CONVERGED");
+  for (const auto& [name, p] : b.profile.gemm_params) std::printf("  %-14s %12.5g\n", name.c_str(), p.value);
+  std::printf("comm (%d iterations%s):\n", b.comm.iterations, b.comm.converged ? "" : ", NOT CONVERGED");
+  for (const auto& [name, p] : b.profile.comm_params) std::printf("  %-14s %12.5g\n", name.c_str(), p.value);
+  std::printf("fit residuals (closed forms, on the cases fitted):\n");
+  print_stats("FP8 GEMM", b.gemm.fit);
+  print_stats("all-to-all", b.comm.fit);
+  print_validation(calibrate::validate_profile(b.profile, gpu, set, a.holdout_every), false);
+  out.stream() << calibrate::profile_yaml(b.profile);
+  out.finish_writing();
+  check_stdout();
+  out.commit();
+  return 0;
+}
+
+int cmd_calibrate_validate(const CalibrateArgs& a) {
+  const hw::GpuProfile profile = hw::load_profile(a.profile);
+  const calibrate::MeasurementSet set = read_all(a.data);
+  const hw::GpuSpec& gpu = gpu_of(profile.gpu, set);
+  for (const calibrate::Provenance& src : set.sources)
+    if (&gpu_of("", calibrate::MeasurementSet{{src}, {}, {}, {}, {}}) != &gpu)
+      throw hw::UserError(src.file, 0, 0, "measured on '" + src.gpu + "', but the profile is for " + gpu.model +
+                                              ": validate a profile against its own GPU's measurements");
+  print_validation(calibrate::validate_profile(profile, gpu, set, a.holdout_every), true);
+  check_stdout();
+  return 0;
+}
+
+int cmd_calibrate_carry(const CalibrateArgs& a) {
+  const hw::GpuProfile from = hw::load_profile(a.profile);
+  const hw::GpuSpec* from_gpu = hw::find_gpu(from.gpu);
+  const hw::GpuSpec* to_gpu = hw::find_gpu(a.gpu);
+  if (!to_gpu) throw hw::UserError("--to", 0, 0, "unknown GPU '" + a.gpu + "' (clustersim hw list)");
+  if (from_gpu->sms != to_gpu->sms || from_gpu->fp8_dense_tflops != to_gpu->fp8_dense_tflops)
+    throw hw::UserError("--to", 0, 0, to_gpu->model + " is not the same compute chip as " + from_gpu->model +
+                                          ": a profile carries over only between GPUs of one chip");
+  hw::GpuProfile p = calibrate::carry_profile(from, *from_gpu, *to_gpu);
+  p.file = a.out;
+  write_text(a.out, calibrate::profile_yaml(p));
+  std::printf("profile %s for %s, carried from %s\n", a.out.c_str(), to_gpu->model.c_str(), from.file.c_str());
+  std::printf("  hbm_GBps    %10.5g -> %.5g\n", from.gemm.hbm_GBps, p.gemm.hbm_GBps);
+  std::printf("  nvlink_GBps %10.5g -> %.5g\n", from.comm.nvlink_GBps, p.comm.nvlink_GBps);
+  check_stdout();
+  return 0;
+}
+
+}  // namespace cs::cli

@@ -1,0 +1,60 @@
+#include "hw/gemm_model.h"
+
+#include <algorithm>
+#include <cstdint>
+
+namespace cs::hw {
+
+namespace {
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t tile_m(const sim::GemmShape& g) { return g.m <= 64 ? 64 : 128; }
+constexpr int64_t kTileN = 128;
+constexpr int64_t kMaxSplitK = 2;
+}  // namespace
+
+const char* GemmModel::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"launch_us",   "tile_us",      "sm_tflops",
+                                                  "chip_tflops", "sm_load_GBps", "hbm_GBps"};
+  return kNames[i];
+}
+
+int64_t gemm_model_tiles(const sim::GemmShape& g) {
+  return g.groups * ceil_div(g.m, tile_m(g)) * ceil_div(g.n, kTileN);
+}
+
+namespace {
+int64_t split_k(int64_t tiles, int sms) { return std::clamp<int64_t>(sms / std::max<int64_t>(tiles, 1), 1, kMaxSplitK); }
+}  // namespace
+
+int gemm_model_max_sms(const sim::GemmShape& g, int sms) {
+  const int64_t tiles = gemm_model_tiles(g);
+  return static_cast<int>(std::min<int64_t>(tiles * split_k(tiles, sms), sms));
+}
+
+double gemm_compulsory_bytes(const sim::GemmShape& g) {
+  const double in = sim::dtype_bytes(g.dtype);
+  const double out = g.dtype == sim::DType::kFp32 ? 4.0 : 2.0;
+  return g.groups * ((static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n) * in +
+                     static_cast<double>(g.m) * g.n * out);
+}
+
+double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale) {
+  sms = std::max(1, sms);
+  const int64_t tm = tile_m(g);
+  const int64_t tiles = gemm_model_tiles(g);
+  // Too few tiles for the SMs: the library splits k over up to kMaxSplitK SMs per tile (cuBLASLt's
+  // split-K, chosen in our sweep for the m <= 128 shapes), each computing a k/split slice.
+  const int64_t split = split_k(tiles, sms);
+  const int64_t units = tiles * split;
+  const double waves = static_cast<double>(ceil_div(units, sms));
+  const double busy = static_cast<double>(std::min<int64_t>(units, sms));
+  const double rate_tflops = mma_scale * std::min(p.sm_tflops, p.chip_tflops / busy);
+  const double k = static_cast<double>(g.k) / static_cast<double>(split);
+  const double mma_us = 2.0 * tm * kTileN * k / (rate_tflops * 1e6);
+  const double load_us = (tm + kTileN) * k * sim::dtype_bytes(g.dtype) / (p.sm_load_GBps * 1e3);
+  const double tiled_us = waves * (p.tile_us + std::max(mma_us, load_us));
+  const double hbm_us = gemm_compulsory_bytes(g) / (p.hbm_GBps * 1e3);
+  return p.launch_us + std::max(tiled_us, hbm_us);
+}
+
+}  // namespace cs::hw

@@ -1,0 +1,102 @@
+#include "hw/gpu_profile.h"
+
+#include <memory>
+
+#include "hw/embedded_catalog.h"
+#include "hw/gpu_catalog.h"
+
+namespace cs::hw {
+
+const char* CommModel::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"launch_us", "sm_copy_GBps", "nvlink_GBps"};
+  return kNames[i];
+}
+
+namespace {
+
+ProfileParam parse_param(const YamlNode& n) {
+  const YamlMap m(n, {"value", "origin", "source"});
+  ProfileParam p;
+  p.value = m.required("value").as_double(0, 1e9, true);
+  p.origin = m.required("origin").as_enum({"measured", "carried", "published", "datasheet", "unconstrained"});
+  p.source = m.required("source").as_string();
+  if (p.source.empty()) m.required("source").fail("'" + n.path() + ".source' must say where the value came from");
+  return p;
+}
+
+std::map<std::string, ProfileRange> parse_ranges(const YamlNode& n, const std::vector<std::string>& keys) {
+  const YamlMap m(n, keys);
+  std::map<std::string, ProfileRange> out;
+  for (const std::string& k : keys) {
+    const YamlNode r = m.required(k);
+    const auto items = r.items();
+    if (items.size() != 2) r.fail("'" + r.path() + "' must be [low, high]");
+    ProfileRange pr{items[0].as_double(0, 1e15), items[1].as_double(0, 1e15)};
+    if (pr.lo > pr.hi) r.fail("'" + r.path() + "' must run upwards");
+    out[k] = pr;
+  }
+  return out;
+}
+
+// name -> parameter for every name of the model; writes the values into `values`.
+template <int N>
+std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* (*name)(int), double* values) {
+  std::vector<std::string> keys;
+  for (int i = 0; i < N; ++i) keys.emplace_back(name(i));
+  const YamlMap m(n, keys);
+  std::map<std::string, ProfileParam> out;
+  for (int i = 0; i < N; ++i) {
+    out[keys[i]] = parse_param(m.required(keys[i]));
+    values[i] = out[keys[i]].value;
+  }
+  return out;
+}
+
+}  // namespace
+
+GpuProfile parse_profile(const YamlNode& root) {
+  const YamlMap m(root, {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_range", "comm", "comm_range"});
+  m.required("schema_version").as_int(1, 1);
+  GpuProfile p;
+  p.file = root.file();
+  p.gpu = m.required("gpu").as_string();
+  if (!find_gpu(p.gpu)) m.required("gpu").fail("unknown GPU '" + p.gpu + "'");
+  if (auto n = m.optional("note")) p.note = n->as_string();
+  for (const YamlNode& f : m.required("fitted_from").items()) p.fitted_from.push_back(f.as_string());
+  std::array<double, GemmModel::kParams> g{};
+  p.gemm_params = parse_params<GemmModel::kParams>(m.required("gemm"), &GemmModel::param_name, g.data());
+  p.gemm = GemmModel::from_array(g);
+  double c[CommModel::kParams];
+  p.comm_params = parse_params<CommModel::kParams>(m.required("comm"), &CommModel::param_name, c);
+  p.comm = CommModel{c[0], c[1], c[2]};
+  p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
+  p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});
+  return p;
+}
+
+const GpuProfile* find_profile(const std::string& gpu) {
+  static const auto profiles = [] {
+    auto v = std::make_unique<std::map<std::string, GpuProfile>>();
+    for (const auto& f : embedded_catalog_files()) {
+      if (f.path.rfind("hw/profiles/", 0) != 0) continue;
+      GpuProfile p = parse_profile(parse_yaml(f.text, std::string(f.path)));
+      const std::string name = p.gpu;
+      (*v)[name] = std::move(p);
+    }
+    return v;
+  }();
+  const auto it = profiles->find(gpu);
+  return it == profiles->end() ? nullptr : &it->second;
+}
+
+GpuProfile load_profile(const std::string& name_or_path, const YamlNode* where) {
+  const bool path = name_or_path.find('/') != std::string::npos ||
+                    (name_or_path.size() > 5 && name_or_path.ends_with(".yaml"));
+  if (path) return parse_profile(load_yaml_file(name_or_path));
+  if (const GpuProfile* p = find_profile(name_or_path)) return *p;
+  const std::string msg = "no calibrated profile '" + name_or_path + "' (bundled: h200, h800; or give a file path)";
+  if (where) where->fail(msg);
+  throw UserError(name_or_path, 0, 0, msg);
+}
+
+}  // namespace cs::hw

@@ -1,0 +1,55 @@
+// A calibrated GPU profile (hw/profiles/<gpu>.yaml, or a file `clustersim calibrate fit` wrote):
+// the parameters of the GEMM and communication models, each with its value, its origin
+// (measured, carried over from another GPU's measurement, published, datasheet) and its source,
+// and the range of the measurements it was fitted on, so a use beyond them can be flagged.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/gemm_model.h"
+#include "hw/yaml_reader.h"
+
+namespace cs::hw {
+
+struct ProfileParam {
+  double value = 0;
+  std::string origin;  // measured | carried | published | datasheet | unconstrained (no case depends on it)
+  std::string source;  // the file(s), GPU and date it came from, or the table
+};
+
+// The communication kernel: it copies at sm_copy_GBps per SM it holds, after launch_us of launch
+// and synchronisation; between GPUs of a node NVLink carries at most nvlink_GBps per direction.
+struct CommModel {
+  double launch_us = 0;
+  double sm_copy_GBps = 0;
+  double nvlink_GBps = 0;
+  static constexpr int kParams = 3;
+  static const char* param_name(int i);
+};
+
+// [lo, hi] of one measured quantity.
+struct ProfileRange {
+  double lo = 0, hi = 0;
+  bool contains(double v) const { return v >= lo && v <= hi; }
+};
+
+struct GpuProfile {
+  std::string gpu;   // catalog name, e.g. "h200"
+  std::string file;  // where it was read from (for messages)
+  std::string note;  // how it was made, one paragraph
+  GemmModel gemm;
+  CommModel comm;
+  std::map<std::string, ProfileParam> gemm_params, comm_params;  // by parameter name
+  std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
+  std::vector<std::string> fitted_from;                          // measurement files with provenance
+};
+
+GpuProfile parse_profile(const YamlNode& root);
+// A bundled profile by GPU name (hw/profiles/<gpu>.yaml), or nullptr when there is none.
+const GpuProfile* find_profile(const std::string& gpu);
+// A file path (contains '/' or ends in .yaml), else a bundled profile's name. UserError if neither.
+GpuProfile load_profile(const std::string& name_or_path, const YamlNode* where = nullptr);
+
+}  // namespace cs::hw
