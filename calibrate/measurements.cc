@@ -40,6 +40,13 @@ double num(const json& j, const char* name, const std::string& file, const std::
   return v.get<double>();
 }
 
+// An FP8 GEMM's m, n, k (under `k_key`) and groups.
+sim::GemmShape fp8_shape(const json& c, const char* k_key, const std::string& file, const std::string& where) {
+  return sim::GemmShape{static_cast<int64_t>(num(c, "m", file, where)), static_cast<int64_t>(num(c, "n", file, where)),
+                        static_cast<int64_t>(num(c, k_key, file, where)), sim::DType::kFp8,
+                        static_cast<int>(num(c, "groups", file, where))};
+}
+
 void read_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& bench = field(d, "bench", file, "the file");
   const int sm_total = static_cast<int>(num(bench, "sm_total", file, "bench"));
@@ -59,9 +66,7 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
     if (!field(c, "checked", file, where).get<bool>()) { ++unchecked; continue; }
     GemmCase g;
     g.name = field(c, "name", file, where).get<std::string>();
-    g.shape = sim::GemmShape{static_cast<int64_t>(num(c, "m", file, where)), static_cast<int64_t>(num(c, "n", file, where)),
-                             static_cast<int64_t>(num(c, "k", file, where)), sim::DType::kFp8,
-                             static_cast<int>(num(c, "groups", file, where))};
+    g.shape = fp8_shape(c, "k", file, where);
     g.sms = sms;
     g.time_us = num(c, "median_us", file, where);
     g.p10_us = num(c, "p10_us", file, where);
@@ -117,9 +122,7 @@ void read_overlaps(const json& d, int source, const std::string& file, Measureme
     if (num(c, "k", file, where) == 0) continue;  // the GEMM alone on the whole GPU: no overlap
     OverlapCase o;
     o.shape_name = field(c, "shape", file, where).get<std::string>();
-    o.shape = sim::GemmShape{static_cast<int64_t>(num(c, "m", file, where)), static_cast<int64_t>(num(c, "n", file, where)),
-                             static_cast<int64_t>(num(c, "k_dim", file, where)), sim::DType::kFp8,
-                             static_cast<int>(num(c, "groups", file, where))};
+    o.shape = fp8_shape(c, "k_dim", file, where);  // cs_overlap's "k" is the CTA count
     o.ctas = static_cast<int>(num(c, "k", file, where));
     o.comm_sms = static_cast<int>(num(c, "comm_sms", file, where));
     o.compute_sms = static_cast<int>(num(c, "compute_sms", file, where));
