@@ -1,5 +1,6 @@
 #include "calibrate/measurements.h"
 
+#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,6 +10,12 @@
 namespace cs::calibrate {
 
 using nlohmann::json;
+
+bool measured_on(const Provenance& p, const std::string& catalog_name) {
+  std::string gpu = p.gpu;
+  for (char& c : gpu) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return !catalog_name.empty() && gpu.find(catalog_name) != std::string::npos;
+}
 
 std::string GemmCase::key() const {
   std::string k = name;

@@ -18,6 +18,9 @@ struct Provenance {
   std::string git_commit;
 };
 
+// Whether the GPU the provenance names ("NVIDIA H200") is the catalog GPU `catalog_name` ("h200").
+bool measured_on(const Provenance& p, const std::string& catalog_name);
+
 // One FP8 GEMM on an SM partition (green context with cuBLASLt told the partition's size).
 struct GemmCase {
   std::string name;   // e.g. deepgemm.dense, v3.mla.wq_a.fwd

@@ -1,7 +1,6 @@
 #include "calibrate/profile_build.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <sstream>
 
@@ -46,11 +45,6 @@ hw::ProfileRange range_of(const std::vector<Case>& cases, Get get) {
   return r;
 }
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 }  // namespace
 
 double nvlink_latency_us(const hw::GpuSpec& gpu) { return gpu.nvlink_lat_ns * 1e-3; }
@@ -62,7 +56,7 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     if (comm_fits_case(c)) a2a.push_back(c);
   if (a2a.empty()) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all cases of our kernel among the inputs (cs_all_to_all's JSON)");
   for (const Provenance& p : set.sources)
-    if (lower(p.gpu).find(gpu.name) == std::string::npos)  // "NVIDIA H200" for h200
+    if (!measured_on(p, gpu.name))
       throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', not on " + gpu.model);
 
   ProfileBuild b;

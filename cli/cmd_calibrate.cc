@@ -1,6 +1,5 @@
 // clustersim calibrate fit | validate | carry: measurements -> profile -> predictions beside them.
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
 #include <iostream>
 
@@ -28,11 +27,8 @@ const hw::GpuSpec& gpu_of(const std::string& name, const calibrate::MeasurementS
     if (const hw::GpuSpec* g = hw::find_gpu(name)) return *g;
     throw hw::UserError("--gpu", 0, 0, "unknown GPU '" + name + "' (clustersim hw list)");
   }
-  for (const hw::GpuSpec& g : hw::gpu_catalog()) {
-    std::string measured = set.sources.empty() ? "" : set.sources.front().gpu;
-    for (char& c : measured) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (!measured.empty() && measured.find(g.name) != std::string::npos) return g;
-  }
+  for (const hw::GpuSpec& g : hw::gpu_catalog())
+    if (!set.sources.empty() && calibrate::measured_on(set.sources.front(), g.name)) return g;
   throw hw::UserError("--gpu", 0, 0, "the measurements name no catalog GPU: give --gpu");
 }
 
@@ -94,7 +90,7 @@ int cmd_calibrate_validate(const CalibrateArgs& a) {
   const calibrate::MeasurementSet set = read_all(a.data);
   const hw::GpuSpec& gpu = gpu_of(profile.gpu, set);
   for (const calibrate::Provenance& src : set.sources)
-    if (&gpu_of("", calibrate::MeasurementSet{{src}, {}, {}, {}, {}}) != &gpu)
+    if (!calibrate::measured_on(src, gpu.name))
       throw hw::UserError(src.file, 0, 0, "measured on '" + src.gpu + "', but the profile is for " + gpu.model +
                                               ": validate a profile against its own GPU's measurements");
   print_validation(calibrate::validate_profile(profile, gpu, set, a.holdout_every), true);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "hw/gemm_model.h"
+
 namespace cs::hw {
 
 namespace {
@@ -29,11 +31,7 @@ double RooflineCost::peak_flops(sim::DType t) const {
 sim::ComputeCost RooflineCost::gemm_cost(int, const sim::GemmShape& g) const {
   const int64_t tile = params_.gemm_tile;
   const int64_t tiles = g.groups * ceil_div(g.m, tile) * ceil_div(g.n, tile);
-  const double in = sim::dtype_bytes(g.dtype);
-  const double out = g.dtype == sim::DType::kFp32 ? 4.0 : 2.0;
-  const double bytes = g.groups * ((static_cast<double>(g.m) * g.k + static_cast<double>(g.k) * g.n) * in +
-                                   static_cast<double>(g.m) * g.n * out);
-  return sim::ComputeCost{static_cast<int>(std::min<int64_t>(tiles, gpu_.sms)), bytes};
+  return sim::ComputeCost{static_cast<int>(std::min<int64_t>(tiles, gpu_.sms)), gemm_compulsory_bytes(g)};
 }
 
 sim::Time RooflineCost::gemm_time(int, const sim::GemmShape& g, int sms) const {
