@@ -59,6 +59,7 @@ int cmd_run(const RunArgs& args) {
   }
   if (!r.calibrated)
     std::cerr << "clustersim: warning: costs are uncalibrated (" << r.cost_model << ")\n";
+  for (const std::string& w : r.cost_warnings) std::cerr << "clustersim: warning: " << w << "\n";
 
   const std::string text = args.format == "json" ? reports::result_json(r, version()).dump(2) + "\n"
                                                  : reports::result_console(r);

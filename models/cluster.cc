@@ -44,7 +44,8 @@ void parse_partitions(const YamlNode& parts, ClusterConfig& c) {
   if (c.partitions.empty()) parts.fail("'cluster.sm_partitions' names no partition");
 }
 
-void parse_overrides(const YamlNode& node, ClusterFigures& f) {
+// Returns whether the NVLink bandwidth was overridden.
+bool parse_overrides(const YamlNode& node, ClusterFigures& f) {
   const YamlMap m(node, {"hbm_bw_GBps", "nvlink_bw_GBps", "nvlink_lat_ns", "pcie_bw_GBps", "nic_bw_GBps",
                          "ib_base_lat_ns", "ib_hop_lat_ns", "switch_ports"});
   const auto bw = [&](const char* key, double& out) {
@@ -64,6 +65,7 @@ void parse_overrides(const YamlNode& node, ClusterFigures& f) {
     f.switch_ports = static_cast<int>(v->as_int(4, 1024));
     if (f.switch_ports % 2) v->fail("'cluster.overrides.switch_ports' must be even");
   }
+  return m.has("nvlink_bw_GBps");
 }
 
 // The figures a cluster starts from: those of its catalog parts.
@@ -136,7 +138,7 @@ ClusterConfig parse_cluster(const YamlNode& node) {
 
   ClusterFigures& f = c.figures;
   f = catalog_figures(c);
-  if (auto o = m.optional("overrides")) parse_overrides(*o, f);
+  if (auto o = m.optional("overrides")) c.nvlink_bw_overridden = parse_overrides(*o, f);
 
   if (c.fabric.kind == "switch") {
     if (auto v = m.optional("nodes")) v->fail("'nodes' applies to the fat-tree fabrics; a 'switch' cluster takes 'gpus'");
@@ -144,7 +146,10 @@ ClusterConfig parse_cluster(const YamlNode& node) {
     c.fabric.link_bw_GBps = f.nvlink_bw_GBps;
     c.fabric.link_lat_ns = f.nvlink_lat_ns;
     if (fm) {
-      if (auto v = fm->optional("link_bw_GBps")) c.fabric.link_bw_GBps = v->as_double(0, 1e6, true);
+      if (auto v = fm->optional("link_bw_GBps")) {
+        c.fabric.link_bw_GBps = v->as_double(0, 1e6, true);
+        c.nvlink_bw_overridden = true;
+      }
       if (auto v = fm->optional("link_lat_ns")) c.fabric.link_lat_ns = v->as_double(0, 1e9);
     }
   } else {

@@ -1,5 +1,4 @@
 // A scenario as loaded and validated from YAML (see scenarios/README.md for every key).
-// Today one workload kind exists: `ops`, explicit streams of ops per GPU group.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +9,7 @@
 
 #include "hw/catalog.h"
 #include "hw/gpu_catalog.h"
+#include "hw/gpu_profile.h"
 #include "sim/op_graph.h"
 #include "sim/sm_pool.h"
 
@@ -55,11 +55,16 @@ struct ClusterConfig {
   std::vector<sim::PartitionSpec> partitions;
   FabricConfig fabric;
   ClusterFigures figures;
+  bool nvlink_bw_overridden = false;  // by `overrides.nvlink_bw_GBps` or `fabric.link_bw_GBps`
 };
 
+// `roofline`: datasheet figures only (hw/roofline_cost.h). `calibrated`: a profile fitted to
+// measurements (hw/calibrated_cost.h); its NVLink figure replaces the catalog's unless the
+// scenario overrides NVLink itself.
 struct CostModelConfig {
   std::string kind = "roofline";
-  double comm_bw_per_sm_GBps = 0;
+  double comm_bw_per_sm_GBps = 0;                // roofline only
+  std::shared_ptr<const hw::GpuProfile> profile;  // calibrated only
 };
 
 enum class OpType : uint8_t { kGemm, kCompute, kCollective, kSend };

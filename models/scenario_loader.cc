@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <set>
 
-#include "hw/roofline_cost.h"
 #include "sim/collective_plan.h"
 #include "hw/yaml_reader.h"
 #include "models/cluster.h"
+#include "models/cost_config.h"
 #include "models/model_workload.h"
 #include "models/training_run.h"
 
@@ -147,16 +147,6 @@ std::vector<int> parse_gpu_list(const YamlNode& n, int gpu_count) {
   return gpus;
 }
 
-CostModelConfig parse_cost(const std::optional<YamlNode>& node) {
-  CostModelConfig c;
-  c.comm_bw_per_sm_GBps = hw::RooflineParams{}.comm_bw_per_sm_GBps;
-  if (!node) return c;
-  const YamlMap m(*node, {"kind", "comm_bw_per_sm_GBps"});
-  c.kind = m.required("kind").as_enum({"roofline"});
-  if (auto v = m.optional("comm_bw_per_sm_GBps")) c.comm_bw_per_sm_GBps = v->as_double(0, 1e5, true);
-  return c;
-}
-
 StreamSpec parse_stream(const YamlNode& node, const ClusterConfig& cluster) {
   const YamlMap m(node, {"name", "gpus", "partition", "ops"});
   StreamSpec s;
@@ -187,7 +177,7 @@ Scenario parse_scenario(const YamlNode& root) {
   sc.name = m.required("name").as_string();
   if (auto d = m.optional("description")) sc.description = d->as_string();
   sc.cluster = parse_cluster(m.required("cluster"));
-  sc.cost = parse_cost(m.optional("cost_model"));
+  sc.cost = parse_cost(m.optional("cost_model"), sc.cluster);
 
   const std::vector<std::string> model_keys = {"kind", "model", "layout", "seq_len", "micro_batch", "micro_batches",
                                                 "stage", "backward", "precision", "recompute", "routing", "schedule",

@@ -1,14 +1,15 @@
 #include "models/scenario_runner.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 
-#include "hw/roofline_cost.h"
 #include "hw/user_error.h"
 #include "hw/fabric/fabric_routing.h"
 #include "hw/switch_fabric.h"
 #include "models/cluster.h"
+#include "models/cost_config.h"
 #include "models/model_workload.h"
 #include "models/op_workload.h"
 #include "sim/engine.h"
@@ -17,6 +18,17 @@
 #include "sim/trace_writer.h"
 
 namespace cs::models {
+
+namespace {
+
+// 200 -> "200", 163.543 -> "163.5"
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+}  // namespace
 
 RunResult run_scenario(const Scenario& sc, const RunOptions& options) {
   return run_scenario(sc, build_op_workload(sc), options);
@@ -47,9 +59,8 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
     routing = tree_routing.get();
   }
   const sim::Routing& fabric = *routing;
-  hw::RooflineParams params;
-  params.comm_bw_per_sm_GBps = sc.cost.comm_bw_per_sm_GBps;
-  const hw::RooflineCost cost(cl.gpu, params);
+  const std::unique_ptr<sim::CostModel> cost_model = make_cost_model(sc.cost, cl.gpu);
+  const sim::CostModel& cost = *cost_model;
   std::vector<sim::SmPool> pools;
   for (int g = 0; g < cl.gpus; ++g) pools.emplace_back(cl.gpu.sms, cl.partitions);
 
@@ -86,14 +97,20 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
   r.gpu_model = cl.gpu.model;
   r.gpus = cl.gpus;
   if (cl.fabric.kind == "switch") {
-    r.fabric = "one switch, " + std::to_string(static_cast<int>(cl.fabric.link_bw_GBps)) + " GB/s per GPU and direction";
+    r.fabric = "one switch, " + short_number(cl.fabric.link_bw_GBps) + " GB/s per GPU and direction";
   } else {
     r.fabric = (cl.preset.empty() ? "" : cl.preset + ": ") + cl.fabric.kind + ", " + std::to_string(cl.nodes) + " x " +
                cl.node.name + ", 1:" + std::to_string(cl.fabric.oversubscription) + ", PXN " + cl.fabric.pxn;
   }
+  if (sc.cost.profile && !cl.nvlink_bw_overridden)
+    r.fabric += cl.fabric.kind == "switch"
+                    ? " (NVLink as measured, profile " + sc.cost.profile->gpu + ")"
+                    : "; NVLink " + short_number(cl.figures.nvlink_bw_GBps) + " GB/s per direction as measured (profile " +
+                          sc.cost.profile->gpu + ")";
   r.partitions = cl.partitions;
   r.cost_model = cost.describe();
   r.calibrated = cost.calibrated();
+  r.cost_warnings = profile_range_warnings(sc.cost, work.graph, cl.partitions);
   r.makespan = ex.makespan;
   r.ops = static_cast<int64_t>(work.graph.ops().size());
   r.events = engine.events_processed();

@@ -63,6 +63,7 @@ struct RunResult {
   std::vector<sim::PartitionSpec> partitions;
   std::string cost_model;
   bool calibrated = false;
+  std::vector<std::string> cost_warnings;  // uses of a calibrated profile beyond its measured range
   sim::Time makespan;
   std::vector<StreamResult> streams;
   std::vector<LinkResult> links;  // links that carried traffic, in creation order

@@ -82,6 +82,19 @@ const std::vector<Expected>& corpus() {
       exact("negative_bandwidth.yaml", 12, 40, "'cluster.fabric.link_bw_GBps' must be greater than 0, found -200"),
       exact("nan_latency.yaml", 12, 58, "'cluster.fabric.link_lat_ns' must be a number, found '.nan'"),
       exact("zero_comm_bw_per_sm.yaml", 15, 24, "'cost_model.comm_bw_per_sm_GBps' must be greater than 0, found 0"),
+      // Calibrated profiles.
+      exact("profile_other_gpu.yaml", 12, 12,
+            "profile 'hw/profiles/h200.yaml' is calibrated for h200, but the cluster's GPUs are h800 (carry it over "
+            "with `clustersim calibrate carry PROFILE --to h800 -o FILE`)"),
+      part("profile_missing_file.yaml", 12, 12,
+           "broken/profiles/nowhere.yaml' (relative paths start at the scenario's folder)"),
+      exact("profile_unknown_name.yaml", 12, 12, "no calibrated profile 'b200' (bundled: h200, h800; or give a file path)"),
+      exact("profile_none_bundled.yaml", 11, 3,
+            "no bundled calibrated profile for h100 (bundled: h200, h800): give 'profile' (a file from `clustersim "
+            "calibrate fit` or `calibrate carry`), or use kind 'roofline'"),
+      exact("profile_with_roofline.yaml", 12, 12, "'profile' applies to kind 'calibrated'"),
+      exact("comm_bw_with_profile.yaml", 12, 24,
+            "'comm_bw_per_sm_GBps' applies to kind 'roofline'; a calibrated profile has its own measured copy rate"),
       exact("sm_partition_too_large.yaml", 11, 28, "'cluster.sm_partitions.compute' must be between 1 and 132, found 140"),
       exact("partitions_sum_too_large.yaml", 11, 39, "SM partitions add up to 140 SMs, more than the 132 SMs of the GPU (h800)"),
       // Columns count bytes (as yaml-cpp's marks do): two 2-byte letters precede the error.

@@ -1,0 +1,130 @@
+#include "models/cost_config.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "hw/calibrated_cost.h"
+#include "hw/roofline_cost.h"
+
+namespace cs::models {
+
+using hw::YamlMap;
+using hw::YamlNode;
+
+namespace {
+
+// A path is one with a '/' or a .yaml ending (as hw::load_profile reads it), taken from the
+// scenario's folder so a scenario and its profile can move together.
+hw::GpuProfile read_profile(const YamlNode& v) {
+  const std::string name = v.as_string();
+  const bool path = name.find('/') != std::string::npos || (name.size() > 5 && name.ends_with(".yaml"));
+  if (!path) return hw::load_profile(name, &v);
+  namespace fs = std::filesystem;
+  fs::path p(name);
+  if (p.is_relative()) p = fs::path(v.file()).parent_path() / p;
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) v.fail("no profile file '" + p.string() + "' (relative paths start at the scenario's folder)");
+  return hw::load_profile(p.string(), &v);
+}
+
+// "k up to 24576 (measured 512 to 18432) in 12 of 3400 GEMMs"
+struct RangeCheck {
+  std::string what;
+  hw::ProfileRange measured;
+  double lo = INFINITY, hi = -INFINITY;
+  int64_t outside = 0, total = 0;
+
+  void add(double v) {
+    ++total;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    if (!measured.contains(v)) ++outside;
+  }
+  void report(const std::string& of, std::vector<std::string>& out) const {
+    if (outside == 0) return;
+    std::ostringstream s;
+    s << what << " from " << lo << " to " << hi << " (measured " << measured.lo << " to " << measured.hi << ") in "
+      << outside << " of " << total << " " << of;
+    out.push_back(s.str());
+  }
+};
+
+}  // namespace
+
+CostModelConfig parse_cost(const std::optional<YamlNode>& node, ClusterConfig& cluster) {
+  CostModelConfig c;
+  c.comm_bw_per_sm_GBps = hw::RooflineParams{}.comm_bw_per_sm_GBps;
+  if (!node) return c;
+  const YamlMap m(*node, {"kind", "comm_bw_per_sm_GBps", "profile"});
+  c.kind = m.required("kind").as_enum({"roofline", "calibrated"});
+  if (c.kind == "roofline") {
+    if (auto v = m.optional("profile")) v->fail("'profile' applies to kind 'calibrated'");
+    if (auto v = m.optional("comm_bw_per_sm_GBps")) c.comm_bw_per_sm_GBps = v->as_double(0, 1e5, true);
+    return c;
+  }
+  if (auto v = m.optional("comm_bw_per_sm_GBps"))
+    v->fail("'comm_bw_per_sm_GBps' applies to kind 'roofline'; a calibrated profile has its own measured copy rate");
+  c.comm_bw_per_sm_GBps = 0;
+  const auto p = m.optional("profile");
+  hw::GpuProfile prof;
+  if (p) {
+    prof = read_profile(*p);
+  } else if (const hw::GpuProfile* bundled = hw::find_profile(cluster.gpu.name)) {
+    prof = *bundled;
+  } else {
+    m.node().fail("no bundled calibrated profile for " + cluster.gpu.name + " (bundled: h200, h800): give 'profile' "
+                  "(a file from `clustersim calibrate fit` or `calibrate carry`), or use kind 'roofline'");
+  }
+  if (prof.gpu != cluster.gpu.name)
+    (p ? *p : m.node()).fail("profile '" + prof.file + "' is calibrated for " + prof.gpu + ", but the cluster's GPUs are " +
+                             cluster.gpu.name + " (carry it over with `clustersim calibrate carry PROFILE --to " +
+                             cluster.gpu.name + " -o FILE`)");
+  if (!cluster.nvlink_bw_overridden) {
+    cluster.figures.nvlink_bw_GBps = prof.comm.nvlink_GBps;
+    if (cluster.fabric.kind == "switch") cluster.fabric.link_bw_GBps = prof.comm.nvlink_GBps;
+  }
+  c.profile = std::make_shared<const hw::GpuProfile>(std::move(prof));
+  return c;
+}
+
+std::unique_ptr<sim::CostModel> make_cost_model(const CostModelConfig& cost, const hw::GpuSpec& gpu) {
+  if (cost.kind == "calibrated") return std::make_unique<hw::CalibratedCost>(gpu, *cost.profile);
+  hw::RooflineParams params;
+  params.comm_bw_per_sm_GBps = cost.comm_bw_per_sm_GBps;
+  return std::make_unique<hw::RooflineCost>(gpu, params);
+}
+
+std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, const sim::OpGraph& graph,
+                                                const std::vector<sim::PartitionSpec>& partitions) {
+  std::vector<std::string> out;
+  if (!cost.profile) return out;
+  const hw::GpuProfile& p = *cost.profile;
+  const auto range = [](const std::map<std::string, hw::ProfileRange>& r, const std::string& k) {
+    const auto it = r.find(k);
+    return it == r.end() ? hw::ProfileRange{-INFINITY, INFINITY} : it->second;
+  };
+  RangeCheck m{"m", range(p.gemm_range, "m")}, n{"n", range(p.gemm_range, "n")}, k{"k", range(p.gemm_range, "k")},
+      sms{"SMs", range(p.gemm_range, "sms")}, ctas{"SMs", range(p.comm_range, "ctas")},
+      size{"bytes per GPU", range(p.comm_range, "size_bytes")};
+  for (const sim::Op& op : graph.ops()) {
+    const int part_sms = partitions[graph.streams()[op.stream].partition].sms;
+    if (op.kind == sim::OpKind::kGemm) {
+      const sim::GemmShape& g = graph.gemms()[op.payload];
+      m.add(static_cast<double>(g.m));
+      n.add(static_cast<double>(g.n));
+      k.add(static_cast<double>(g.k));
+      sms.add(part_sms);
+    } else if (op.kind == sim::OpKind::kComm) {
+      ctas.add(part_sms);
+      size.add(graph.collectives()[op.payload].bytes);
+    }
+  }
+  for (const RangeCheck* r : {&m, &n, &k, &sms}) r->report("GEMM ops", out);
+  for (const RangeCheck* r : {&ctas, &size}) r->report("communication ops", out);
+  for (std::string& s : out) s = "profile " + p.gpu + ": " + s + "; the model extrapolates there";
+  return out;
+}
+
+}  // namespace cs::models

@@ -1,0 +1,29 @@
+// The `cost_model` section of a scenario, and the cost model it names: the datasheet roofline, or
+// a calibrated profile (bundled by GPU name, or a file fitted by `clustersim calibrate fit`).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hw/yaml_reader.h"
+#include "models/scenario.h"
+#include "sim/cost_model.h"
+#include "sim/op_graph.h"
+
+namespace cs::models {
+
+// Reads `cost_model` (absent: the roofline). A calibrated profile must be of the cluster's GPU; a
+// relative profile path is taken from the scenario file's folder. Unless the scenario overrides
+// NVLink, the profile's measured NVLink bandwidth replaces the catalog's in `cluster`.
+CostModelConfig parse_cost(const std::optional<hw::YamlNode>& node, ClusterConfig& cluster);
+
+std::unique_ptr<sim::CostModel> make_cost_model(const CostModelConfig& cost, const hw::GpuSpec& gpu);
+
+// Where the run leaves the ranges the profile was measured on (GEMM dimensions and SMs, the
+// communication partition's SMs): one line per quantity, empty for the roofline.
+std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, const sim::OpGraph& graph,
+                                                const std::vector<sim::PartitionSpec>& partitions);
+
+}  // namespace cs::models

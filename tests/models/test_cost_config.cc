@@ -1,0 +1,95 @@
+// The scenario's `cost_model: {kind: calibrated}`: the profile's GEMM model and copy rate drive
+// the run, its measured NVLink replaces the catalog's unless the scenario overrides NVLink, a
+// relative profile path starts at the scenario's folder, and uses beyond the measured range are
+// reported.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+#include "hw/gpu_profile.h"
+#include "models/scenario_loader.h"
+#include "models/scenario_runner.h"
+#include "test_support.h"
+
+namespace cs::models {
+namespace {
+
+// One FP8 GEMM on 112 SMs, then one send of `mib` MiB from GPU 0 to GPU 1 on 20 SMs.
+std::string scenario(const std::string& cost, const std::string& fabric_extra = "", int64_t k = 7168,
+                     int mib = 64) {
+  return "schema_version: 1\nname: t\ncluster:\n  gpu: h800\n  gpus: 2\n  sm_partitions: {compute: 112, comm: 20}\n"
+         "  fabric: {kind: switch" + fabric_extra + "}\n" + cost +
+         "workload:\n  kind: ops\n  streams:\n"
+         "    - {name: g, gpus: [0], partition: compute, ops: [{gemm: {m: 4096, n: 7168, k: " + std::to_string(k) +
+         ", dtype: fp8}, id: g0}]}\n"
+         "    - {name: s, gpus: [0], partition: comm, ops: [{send: {to: 1, size_MiB: " + std::to_string(mib) +
+         "}, after: [g0]}]}\n";
+}
+
+const std::string kCalibrated = "cost_model: {kind: calibrated, profile: h800}\n";
+
+TEST_CASE("a calibrated scenario times its GEMM by the profile's model") {
+  const Scenario sc = load_scenario_text(scenario(kCalibrated), "t.yaml");
+  const RunResult r = run_scenario(sc);
+  REQUIRE(r.calibrated);
+  const hw::GpuProfile& p = *hw::find_profile("h800");
+  const double gemm_us = hw::gemm_model_us(p.gemm, sim::GemmShape{4096, 7168, 7168, sim::DType::kFp8}, 112);
+  REQUIRE(r.streams[0].busy_mean.to_seconds() * 1e6 == Approx(gemm_us).epsilon(1e-6));
+  // The roofline times the same GEMM differently: the profile is what was used.
+  const RunResult roof = run_scenario(load_scenario_text(scenario(""), "t.yaml"));
+  REQUIRE_FALSE(roof.calibrated);
+  REQUIRE(roof.streams[0].busy_mean.to_seconds() * 1e6 != Approx(gemm_us).epsilon(0.01));
+}
+
+TEST_CASE("a calibrated send moves at the profile's NVLink rate after its launch time") {
+  const hw::GpuProfile& p = *hw::find_profile("h800");
+  const Scenario sc = load_scenario_text(scenario(kCalibrated), "t.yaml");
+  REQUIRE(sc.cluster.fabric.link_bw_GBps == p.comm.nvlink_GBps);
+  REQUIRE(sc.cluster.figures.nvlink_bw_GBps == p.comm.nvlink_GBps);
+  const RunResult r = run_scenario(sc);
+  // 20 SMs copy at 20 x sm_copy (~919 GB/s), far above NVLink: the link binds.
+  REQUIRE(20 * p.comm.sm_copy_GBps > p.comm.nvlink_GBps);
+  const double bytes = 64.0 * (1 << 20);
+  const double expect_s = p.comm.launch_us * 1e-6 + sc.cluster.fabric.link_lat_ns * 1e-9 + bytes / (p.comm.nvlink_GBps * 1e9);
+  REQUIRE(r.streams[1].busy_mean.to_seconds() == Approx(expect_s).epsilon(1e-6));
+  REQUIRE(r.fabric.find("NVLink as measured, profile h800") != std::string::npos);
+}
+
+TEST_CASE("a scenario's own NVLink figure wins over the profile's") {
+  const Scenario sc = load_scenario_text(scenario(kCalibrated, ", link_bw_GBps: 120"), "t.yaml");
+  REQUIRE(sc.cluster.fabric.link_bw_GBps == 120);
+  REQUIRE(run_scenario(sc).fabric.find("as measured") == std::string::npos);
+}
+
+TEST_CASE("a calibrated profile named by a path relative to the scenario's folder") {
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("profiles"));
+  test::write_file(dir.file("profiles/mine.yaml"), test::read_file(test::source_dir() + "/hw/profiles/h800.yaml"));
+  test::write_file(dir.file("s.yaml"), scenario("cost_model: {kind: calibrated, profile: profiles/mine.yaml}\n"));
+  const Scenario sc = load_scenario_file(dir.file("s.yaml"));
+  REQUIRE(sc.cost.profile);
+  REQUIRE(sc.cost.profile->gpu == "h800");
+  REQUIRE(sc.cost.profile->file.ends_with("profiles/mine.yaml"));
+}
+
+TEST_CASE("the bundled profile of the cluster's GPU is the default of kind calibrated") {
+  const Scenario sc = load_scenario_text(scenario("cost_model: {kind: calibrated}\n"), "t.yaml");
+  REQUIRE(sc.cost.profile);
+  REQUIRE(sc.cost.profile->gpu == "h800");
+}
+
+TEST_CASE("uses beyond the profile's measured range are reported, those inside are not") {
+  REQUIRE(run_scenario(load_scenario_text(scenario(kCalibrated), "t.yaml")).cost_warnings.empty());
+  const hw::GpuProfile& p = *hw::find_profile("h800");
+  const int64_t k_far = static_cast<int64_t>(p.gemm_range.at("k").hi) * 4;
+  const RunResult r = run_scenario(load_scenario_text(scenario(kCalibrated, "", k_far, 4096), "t.yaml"));
+  REQUIRE(r.cost_warnings.size() == 2);
+  REQUIRE_THAT(r.cost_warnings[0], Catch::Contains("k from " + std::to_string(k_far)) &&
+                                       Catch::Contains("in 1 of 1 GEMM ops"));
+  REQUIRE_THAT(r.cost_warnings[1], Catch::Contains("bytes per GPU") && Catch::Contains("communication ops"));
+  REQUIRE(run_scenario(load_scenario_text(scenario(""), "t.yaml")).cost_warnings.empty());
+}
+
+}  // namespace
+}  // namespace cs::models
