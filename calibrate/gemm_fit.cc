@@ -18,7 +18,7 @@ std::vector<bool> gemm_holdout(const std::vector<GemmCase>& cases, int every) {
 }
 
 hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps) {
-  return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 50.0, 0.7 * hbm_GBps};
+  return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 0.7 * hbm_GBps, 2.0};
 }
 
 double predict_us(const hw::GemmModel& m, const GemmCase& c) { return hw::gemm_model_us(m, c.shape, c.sms); }
@@ -45,13 +45,14 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
     return out;
   }
   // The model's min/max switch regimes, and a parameter whose regime binds nowhere at the start
-  // has no gradient: start from several corners (operand streaming or MMA binding, a loose or a
-  // tight chip cap) and keep the best. Deterministic: the same starts in the same order.
+  // has no gradient: start from several corners (the per-SM rate at or below the datasheet's, a
+  // loose or a tight chip cap, the HBM floor loose or tight) and keep the best. Deterministic: the
+  // same starts in the same order.
   LmResult lm;
-  for (double load_scale : {1.0, 3.0})
+  for (double sm_scale : {1.0, 0.8})
     for (double chip_scale : {1.0, 0.7, 1.3}) {
       Eigen::VectorXd x = x0;
-      x[4] += std::log(load_scale);
+      x[2] += std::log(sm_scale);
       x[3] += std::log(chip_scale);
       LmResult r = levenberg_marquardt(f, static_cast<int>(fitted.size()), x);
       if (lm.x.size() == 0 || r.cost < lm.cost) lm = std::move(r);

@@ -7,28 +7,31 @@ namespace cs::hw {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t tile_m(const sim::GemmShape& g) { return g.m <= 64 ? 64 : 128; }
+constexpr int64_t kTileM = 128;
 constexpr int64_t kTileN = 128;
-constexpr int64_t kMaxSplitK = 2;
+constexpr int64_t kSplitK = 2;
+constexpr int64_t kMinSplitKDepth = 4096;
 }  // namespace
 
 const char* GemmModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"launch_us",   "tile_us",      "sm_tflops",
-                                                  "chip_tflops", "sm_load_GBps", "hbm_GBps"};
+                                                  "chip_tflops", "hbm_GBps",    "split_k_us"};
   return kNames[i];
 }
 
 int64_t gemm_model_tiles(const sim::GemmShape& g) {
-  return g.groups * ceil_div(g.m, tile_m(g)) * ceil_div(g.n, kTileN);
+  return g.groups * ceil_div(g.m, kTileM) * ceil_div(g.n, kTileN);
 }
 
 namespace {
-int64_t split_k(int64_t tiles, int sms) { return std::clamp<int64_t>(sms / std::max<int64_t>(tiles, 1), 1, kMaxSplitK); }
+int64_t split_k(const sim::GemmShape& g, int64_t tiles, int sms) {
+  return tiles * kSplitK <= sms && g.k >= kMinSplitKDepth ? kSplitK : 1;
+}
 }  // namespace
 
 int gemm_model_max_sms(const sim::GemmShape& g, int sms) {
   const int64_t tiles = gemm_model_tiles(g);
-  return static_cast<int>(std::min<int64_t>(tiles * split_k(tiles, sms), sms));
+  return static_cast<int>(std::min<int64_t>(tiles * split_k(g, tiles, sms), sms));
 }
 
 double gemm_compulsory_bytes(const sim::GemmShape& g) {
@@ -40,21 +43,19 @@ double gemm_compulsory_bytes(const sim::GemmShape& g) {
 
 double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale) {
   sms = std::max(1, sms);
-  const int64_t tm = tile_m(g);
   const int64_t tiles = gemm_model_tiles(g);
-  // Too few tiles for the SMs: the library splits k over up to kMaxSplitK SMs per tile (cuBLASLt's
-  // split-K, chosen in our sweep for the m <= 128 shapes), each computing a k/split slice.
-  const int64_t split = split_k(tiles, sms);
+  // Too few tiles for the SMs and a deep k: the library splits k over two SMs per tile, each
+  // computing a k/2 slice.
+  const int64_t split = split_k(g, tiles, sms);
   const int64_t units = tiles * split;
   const double waves = static_cast<double>(ceil_div(units, sms));
   const double busy = static_cast<double>(std::min<int64_t>(units, sms));
   const double rate_tflops = mma_scale * std::min(p.sm_tflops, p.chip_tflops / busy);
   const double k = static_cast<double>(g.k) / static_cast<double>(split);
-  const double mma_us = 2.0 * tm * kTileN * k / (rate_tflops * 1e6);
-  const double load_us = (tm + kTileN) * k * sim::dtype_bytes(g.dtype) / (p.sm_load_GBps * 1e3);
-  const double tiled_us = waves * (p.tile_us + std::max(mma_us, load_us));
+  const double mma_us = 2.0 * kTileM * kTileN * k / (rate_tflops * 1e6);
+  const double tiled_us = waves * (p.tile_us + mma_us);
   const double hbm_us = gemm_compulsory_bytes(g) / (p.hbm_GBps * 1e3);
-  return p.launch_us + std::max(tiled_us, hbm_us);
+  return p.launch_us + std::max(tiled_us, hbm_us) + (split > 1 ? p.split_k_us : 0.0);
 }
 
 }  // namespace cs::hw

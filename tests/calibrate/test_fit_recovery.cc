@@ -31,14 +31,14 @@ TEST_CASE("Levenberg-Marquardt recovers an exponential decay's three parameters"
 }
 
 TEST_CASE("the GEMM fit recovers known parameters from synthetic timings", "[calibrate][fit]") {
-  // Every regime is present: small m (split-K, operand streaming), large m on few and many SMs
-  // (per-SM rate, chip cap), grouped shapes, short k (tile overhead, launch).
-  // Operand streaming binds for the 64-row tiles, the MMA rate for the 128-row ones.
-  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 120.0, 3000.0};
+  // Every regime is present: small m with deep k (split-K and its reduction), large m on few and
+  // many SMs (per-SM rate, chip cap), grouped shapes, short k (tile overhead, launch), and a
+  // shape whose compulsory bytes outlast its tiles (the HBM floor: m = 64, k = 65536).
+  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0};
   std::vector<GemmCase> cases;
   const int64_t shapes[][4] = {{64, 2112, 7168, 1},   {64, 7168, 16384, 1},  {128, 24576, 1536, 1}, {128, 4096, 7168, 1},
                                {4096, 2112, 7168, 1}, {4096, 7168, 2048, 1}, {4096, 32768, 512, 1}, {4096, 7168, 16384, 1},
-                               {8192, 4096, 7168, 4}, {4096, 7168, 2048, 8}, {24576, 1536, 4096, 1}};
+                               {8192, 4096, 7168, 4}, {4096, 7168, 2048, 8}, {24576, 1536, 4096, 1}, {64, 4096, 65536, 1}};
   for (const auto& s : shapes)
     for (int sms : {16, 32, 48, 64, 80, 96, 112, 132}) {
       GemmCase c;

@@ -29,7 +29,7 @@ TEST_CASE("the bundled H200 and H800 profiles name a source for every parameter"
 TEST_CASE("the H800 profile is the H200's with HBM and NVLink scaled by the datasheets", "[calibrate][profile]") {
   const hw::GpuProfile& h200 = *hw::find_profile("h200");
   const hw::GpuProfile& h800 = *hw::find_profile("h800");
-  CHECK(h800.gemm.sm_load_GBps == Approx(h200.gemm.sm_load_GBps));
+  CHECK(h800.gemm.split_k_us == Approx(h200.gemm.split_k_us));
   CHECK(h800.gemm.chip_tflops == Approx(h200.gemm.chip_tflops));
   CHECK(h800.gemm.hbm_GBps == Approx(h200.gemm.hbm_GBps * 3350 / 4800));
   CHECK(h800.comm.sm_copy_GBps == Approx(h200.comm.sm_copy_GBps));
@@ -73,9 +73,9 @@ TEST_CASE("the H200 profile predicts held-out H200 measurements through the simu
   CHECK(v.comm_held.cases == 48);
   CHECK(v.comm_held.median_error < 0.10);  // the issue's bound for all-to-alls
   CHECK(v.gemm_held.cases == 56);
-  // Today's GEMM model: 5.6% median, 24% worst on held-out shapes (the issue asks 5% and 10%;
-  // the small-m split-K shapes miss). A guard against regressions, not the target.
-  CHECK(v.gemm_held.median_error < 0.06);
-  CHECK(v.gemm_held.worst_error < 0.25);
+  CHECK(v.gemm_held.median_error < 0.05);  // the issue's bound
+  // Today's worst held-out GEMM is 17.8% (the issue asks 10%): cuBLASLt's split-K choices on
+  // partitions and the 112-SM partition's large shapes miss. A guard, not the target.
+  CHECK(v.gemm_held.worst_error < 0.20);
   for (const auto& c : v.cases) CHECK(!c.beyond_range);
 }
