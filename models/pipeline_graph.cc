@@ -3,6 +3,8 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <tuple>
 
 #include "models/model_workload.h"
 #include "models/optimizer_step.h"
@@ -146,14 +148,17 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   };
 
   OpWorkload w;
-  // Stage-boundary sends get their own stream on the communication partition: a send is issued
-  // when its consumer's chunk is emitted, by which time the producer's comm stream already holds
-  // its later chunks' all-to-alls, and a send queued behind them would wait for nothing it needs.
+  // Stage-boundary sends get their own streams on the communication partition, one per GPU, peer
+  // and direction (as NCCL runs point-to-point operations to different peers on separate
+  // channels). A send is issued when its consumer's chunk is emitted: on a GPU's comm stream it
+  // would queue behind later chunks' all-to-alls, and on one shared send stream behind sends to
+  // other consumers emitted earlier but produced later, waiting for nothing it needs.
   w.stream_names = {"compute", "comm", "pp_p2p"};
   w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[mw.comm_partition].name,
                          cl.partitions[mw.comm_partition].name};
   w.engine_streams.resize(3);
-  std::vector<std::vector<sim::StreamId>> p2p(sched.ranks);
+  // (producer GPU, consumer GPU, pass) -> its send stream, created at its first send.
+  std::map<std::tuple<int, int, int>, sim::StreamId> p2p;
   const int dp_simulated = mw.simulated_dp();
   std::vector<StageEmitter> emitters;
   emitters.reserve(sched.ranks);
@@ -174,8 +179,6 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         rs.comm.push_back(w.graph.add_stream(gpu, mw.comm_partition, "comm"));
         w.engine_streams[0].push_back(rs.compute.back().v);
         w.engine_streams[1].push_back(rs.comm.back().v);
-        p2p[r].push_back(w.graph.add_stream(gpu, mw.comm_partition, "pp_p2p"));
-        w.engine_streams[2].push_back(p2p[r].back().v);
         rec.streams[r].push_back(rs.compute.back().v);
         rec.streams[r].push_back(rs.comm.back().v);
       }
@@ -194,7 +197,17 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
     for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
       sim::OpId dep = p.last[i];
       if (p.rank != r) {  // a stage boundary: activations forward, their gradients backward
-        dep = w.graph.add_send(p2p[p.rank][i], rank_gpus[r][i], boundary_bytes,
+        const int src = rank_gpus[p.rank][i], dst = rank_gpus[r][i];
+        auto it = p2p.find({src, dst, static_cast<int>(need.pass)});
+        if (it == p2p.end()) {
+          it = p2p.emplace(std::make_tuple(src, dst, static_cast<int>(need.pass)),
+                           w.graph.add_stream(src, mw.comm_partition,
+                                              "pp_p2p to gpu " + std::to_string(dst) +
+                                                  (need.pass == ChunkPass::kForward ? ", activations" : ", gradients")))
+                   .first;
+          w.engine_streams[2].push_back(it->second.v);
+        }
+        dep = w.graph.add_send(it->second, dst, boundary_bytes,
                                need.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient");
         w.graph.add_dep(dep, p.last[i]);
       }

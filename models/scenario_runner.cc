@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <stdexcept>
 
@@ -117,20 +118,25 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
   r.reallocations = net.reallocations();
   if (sc.model) r.model = summarize_model_workload(*sc.model, cl);
   if (work.pipeline) r.step = step_breakdown(*work.pipeline, work.graph, ex.ops, ex.makespan);
+  // A workload stream may hold several engine streams per GPU (pipeline sends: one per peer and
+  // direction); its figures are per GPU, its engine streams' op durations summed.
   for (size_t s = 0; s < work.engine_streams.size(); ++s) {
     StreamResult sr;
     sr.name = work.stream_names[s];
     sr.partition = work.stream_partitions[s];
-    sr.gpus = static_cast<int>(work.engine_streams[s].size());
-    int64_t sum_ps = 0;
+    std::map<int, sim::Time> busy_of_gpu;
     for (uint32_t es : work.engine_streams[s]) {
-      const auto& ops = work.graph.streams()[es].ops;
-      sr.ops_per_gpu += static_cast<int64_t>(ops.size());  // summed here, averaged below
-      sim::Time busy;
-      for (uint32_t o : ops) {
+      const sim::Stream& st = work.graph.streams()[es];
+      sr.ops_per_gpu += static_cast<int64_t>(st.ops.size());  // summed here, averaged below
+      sim::Time& busy = busy_of_gpu[st.gpu];
+      for (uint32_t o : st.ops) {
         busy += ex.ops[o].end - ex.ops[o].start;
         sr.end_max = std::max(sr.end_max, ex.ops[o].end);
       }
+    }
+    sr.gpus = static_cast<int>(busy_of_gpu.size());
+    int64_t sum_ps = 0;
+    for (const auto& [gpu, busy] : busy_of_gpu) {
       sr.busy_max = std::max(sr.busy_max, busy);
       sum_ps += busy.ps_count();
     }

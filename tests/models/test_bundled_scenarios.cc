@@ -66,7 +66,9 @@ TEST_CASE("every bundled scenario loads, builds and runs", "[bundled]") {
       CHECK_FALSE(w.graph.ops().empty());
       const RunResult r = cs::models::run_scenario(sc);
       CHECK(r.ops == static_cast<int64_t>(w.graph.ops().size()));
-      CHECK_FALSE(r.calibrated);  // until calibrated profiles land, every result says so
+      // The result says whether its costs come from a calibrated profile, as the scenario asked.
+      CHECK(r.calibrated == (sc.cost.kind == "calibrated"));
+      CHECK(r.cost_model.find(r.calibrated ? "calibrated profile" : "uncalibrated roofline") == 0);
       REQUIRE(r.makespan > cs::sim::Time());
       REQUIRE(r.streams.size() == w.stream_names.size());
       for (const auto& s : r.streams) {

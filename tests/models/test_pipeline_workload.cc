@@ -236,3 +236,31 @@ TEST_CASE("pipeline workload: virtual stages and model stages are checked at the
   CHECK(error_of(scenario("{schedule: interleaved-1f1b, micro_batches: 8, virtual_stages: 1}")).find("p.yaml:18:76: ") == 0);
   CHECK(error_of(scenario("{schedule: gpipe, micro_batches: 8}")).find("p.yaml:18:24: ") == 0);
 }
+
+TEST_CASE("pipeline workload: a GPU's sends go on one stream per peer and direction", "[pipeline_workload]") {
+  // One shared send stream per GPU queued a send behind sends to other peers that were emitted
+  // earlier but produced later (DeepSeek-V3's DualPipe step lost 5 s of bubble to it).
+  const Scenario sc = load_scenario_text(scenario("{schedule: dualpipe, micro_batches: 8}"), "p.yaml");
+  const OpWorkload w = build_op_workload(sc);
+  std::vector<int> streams_of_gpu(8, 0);
+  for (uint32_t es : w.engine_streams[2]) {
+    const auto& st = w.graph.streams()[es];
+    REQUIRE_FALSE(st.ops.empty());
+    ++streams_of_gpu[st.gpu];
+    const auto& first = w.graph.ops()[st.ops.front()];
+    const auto& first_send = w.graph.collectives()[first.payload];
+    for (uint32_t o : st.ops) {
+      const auto& op = w.graph.ops()[o];
+      const auto& send = w.graph.collectives()[op.payload];
+      CHECK(send.gpus == first_send.gpus);  // {source, destination}: one peer
+      CHECK(w.graph.label(op) == w.graph.label(first));  // one direction
+    }
+  }
+  // DualPipe runs both directions through every rank: an end rank sends to one neighbour
+  // (activations one way, gradients the other, for each of its two stages), a middle rank to two.
+  for (int g = 0; g < 8; ++g) {
+    INFO("GPU " << g);
+    CHECK(streams_of_gpu[g] >= 2);
+    CHECK(streams_of_gpu[g] <= 4);
+  }
+}
