@@ -89,10 +89,12 @@ const GpuProfile* find_profile(const std::string& gpu) {
   return it == profiles->end() ? nullptr : &it->second;
 }
 
+bool is_profile_path(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || (name_or_path.size() > 5 && name_or_path.ends_with(".yaml"));
+}
+
 GpuProfile load_profile(const std::string& name_or_path, const YamlNode* where) {
-  const bool path = name_or_path.find('/') != std::string::npos ||
-                    (name_or_path.size() > 5 && name_or_path.ends_with(".yaml"));
-  if (path) return parse_profile(load_yaml_file(name_or_path));
+  if (is_profile_path(name_or_path)) return parse_profile(load_yaml_file(name_or_path));
   if (const GpuProfile* p = find_profile(name_or_path)) return *p;
   const std::string msg = "no calibrated profile '" + name_or_path + "' (bundled: h200, h800; or give a file path)";
   if (where) where->fail(msg);

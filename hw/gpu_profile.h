@@ -49,7 +49,9 @@ struct GpuProfile {
 GpuProfile parse_profile(const YamlNode& root);
 // A bundled profile by GPU name (hw/profiles/<gpu>.yaml), or nullptr when there is none.
 const GpuProfile* find_profile(const std::string& gpu);
-// A file path (contains '/' or ends in .yaml), else a bundled profile's name. UserError if neither.
+// Whether `name_or_path` names a file (contains '/' or ends in .yaml) rather than a bundled profile.
+bool is_profile_path(const std::string& name_or_path);
+// A file path (is_profile_path), else a bundled profile's name. UserError if neither.
 GpuProfile load_profile(const std::string& name_or_path, const YamlNode* where = nullptr);
 
 }  // namespace cs::hw

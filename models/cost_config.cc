@@ -15,12 +15,11 @@ using hw::YamlNode;
 
 namespace {
 
-// A path is one with a '/' or a .yaml ending (as hw::load_profile reads it), taken from the
-// scenario's folder so a scenario and its profile can move together.
+// A relative profile path is taken from the scenario's folder, so a scenario and its profile can
+// move together.
 hw::GpuProfile read_profile(const YamlNode& v) {
   const std::string name = v.as_string();
-  const bool path = name.find('/') != std::string::npos || (name.size() > 5 && name.ends_with(".yaml"));
-  if (!path) return hw::load_profile(name, &v);
+  if (!hw::is_profile_path(name)) return hw::load_profile(name, &v);
   namespace fs = std::filesystem;
   fs::path p(name);
   if (p.is_relative()) p = fs::path(v.file()).parent_path() / p;
