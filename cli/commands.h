@@ -15,6 +15,19 @@ struct RunArgs {
 };
 
 int cmd_run(const RunArgs& args);
+
+struct SweepArgs {
+  std::string file;
+  std::string comm_sms = "0:48:4";  // FROM:TO:STEP or a list
+  std::string comm_partition;       // empty: the workload's, else "comm"
+  std::string compute_partition;    // empty: the workload's, else "compute"
+  std::string format = "console";
+  std::string out;  // empty: stdout
+  int jobs = 0;     // 0: one per hardware thread
+  bool no_training = false;
+};
+
+int cmd_sweep(const SweepArgs& args);
 int cmd_check(const std::vector<std::string>& files);
 struct ModelShowArgs {
   std::string name;  // zoo name or model file

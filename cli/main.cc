@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml\n"
       "  clustersim check scenarios/*.yaml\n"
+      "  clustersim sweep scenarios/deepseek-v3-pretrain-h800.yaml --comm-sms 0:48:4\n"
       "  clustersim hw show h800-2048\n"
       "  clustersim model show deepseek-v3\n"
       "  clustersim schedule show dualpipe --stages 8 --microbatches 20\n"
@@ -32,6 +33,29 @@ int main(int argc, char** argv) {
       "Example:\n"
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml --format json --out result.json \\\n"
       "      --trace trace.json     # then open trace.json in ui.perfetto.dev");
+
+  SweepArgs sweep;
+  CLI::App* sweep_cmd =
+      app.add_subcommand("sweep", "Run a scenario once per size of its communication SM partition and compare");
+  sweep_cmd->add_option("FILE", sweep.file, "Scenario YAML file")->required();
+  sweep_cmd->add_option("--comm-sms", sweep.comm_sms,
+                        "Communication SMs to try: FROM:TO:STEP or a list (0: no reserved partition)")
+      ->capture_default_str();
+  sweep_cmd->add_option("--comm-partition", sweep.comm_partition,
+                        "The partition swept (default: the model workload's, else 'comm')");
+  sweep_cmd->add_option("--compute-partition", sweep.compute_partition,
+                        "The partition its SMs come from (default: the model workload's, else 'compute')");
+  sweep_cmd->add_option("--format", sweep.format, "Output format")
+      ->check(CLI::IsMember({"console", "json"}))
+      ->capture_default_str();
+  sweep_cmd->add_option("--out", sweep.out, "Write the result to this file (atomically) instead of stdout");
+  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "Points simulated at once (0: one per hardware thread)")
+      ->check(CLI::Range(0, 1024))->capture_default_str();
+  sweep_cmd->add_flag("--no-training", sweep.no_training, "Skip the training-run prediction of each point");
+  sweep_cmd->footer(
+      "Example:\n"
+      "  clustersim sweep scenarios/deepseek-v3-pretrain-h800.yaml --comm-sms 0:48:4\n"
+      "  clustersim sweep scenarios/gemm-a2a-overlap-h800.yaml --comm-sms 8,16,20,24,32 --format json");
 
   std::vector<std::string> files;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate scenario files without running them");
@@ -130,6 +154,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd) return cmd_check(files);
+    if (*sweep_cmd) return cmd_sweep(sweep);
     if (*cal_fit_cmd) return cmd_calibrate_fit(cal);
     if (*cal_val_cmd) return cmd_calibrate_validate(cal);
     if (*cal_carry_cmd) return cmd_calibrate_carry(cal);

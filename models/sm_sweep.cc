@@ -1,0 +1,152 @@
+#include "models/sm_sweep.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <memory>
+#include <thread>
+
+#include "hw/user_error.h"
+#include "models/model_workload.h"
+#include "models/training_run.h"
+
+namespace cs::models {
+
+namespace {
+
+int partition_named(const Scenario& sc, const std::string& name, const char* flag) {
+  const auto& parts = sc.cluster.partitions;
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (parts[i].name == name) return static_cast<int>(i);
+  std::string names;
+  for (const auto& p : parts) names += (names.empty() ? "" : ", ") + p.name;
+  throw hw::UserError(sc.file, 0, 0, "the cluster has no SM partition '" + name + "' (it has " + names +
+                                         "); name one with " + flag);
+}
+
+// The model workload with its communication streams on the compute partition.
+std::shared_ptr<const ModelWorkload> comm_on_compute(const std::shared_ptr<const ModelWorkload>& mw) {
+  if (!mw) return mw;
+  auto copy = std::make_shared<ModelWorkload>(*mw);
+  copy->comm_partition = copy->compute_partition;
+  return copy;
+}
+
+}  // namespace
+
+Scenario with_comm_sms(const Scenario& sc, int comm_index, int compute_index, int comm_sms) {
+  auto& parts = sc.cluster.partitions;
+  const int total = parts.at(comm_index).sms + parts.at(compute_index).sms;
+  if (comm_sms < 0 || comm_sms >= total)
+    throw hw::UserError(sc.file, 0, 0, "cannot give partition '" + parts[comm_index].name + "' " +
+                                           std::to_string(comm_sms) + " SMs: it and '" + parts[compute_index].name +
+                                           "' hold " + std::to_string(total) + ", and the compute partition needs at least one");
+  Scenario out = sc;
+  out.cluster.partitions[comm_index].sms = comm_sms;
+  out.cluster.partitions[compute_index].sms = total - comm_sms;
+  if (comm_sms > 0) return out;
+  out.model = comm_on_compute(out.model);
+  if (out.training)
+    for (TrainingPhase& ph : out.training->phases) ph.workload = comm_on_compute(ph.workload);
+  for (StreamSpec& s : out.streams) {
+    if (s.partition_index != comm_index) continue;
+    s.partition_index = compute_index;
+    s.partition = parts[compute_index].name;
+  }
+  return out;
+}
+
+SmSweep run_sm_sweep(const Scenario& sc, const SmSweepSpec& spec) {
+  if (spec.comm_sms.empty()) throw hw::UserError(sc.file, 0, 0, "the sweep has no SM count to try");
+  int comm = -1, compute = -1;
+  if (sc.model) {
+    comm = sc.model->comm_partition;
+    compute = sc.model->compute_partition;
+  }
+  if (!spec.comm_partition.empty() || comm < 0)
+    comm = partition_named(sc, spec.comm_partition.empty() ? "comm" : spec.comm_partition, "--comm-partition");
+  if (!spec.compute_partition.empty() || compute < 0)
+    compute = partition_named(sc, spec.compute_partition.empty() ? "compute" : spec.compute_partition,
+                              "--compute-partition");
+  if (comm == compute)
+    throw hw::UserError(sc.file, 0, 0, "the communication and compute partitions must differ");
+
+  SmSweep sweep;
+  sweep.comm_partition = sc.cluster.partitions[comm].name;
+  sweep.compute_partition = sc.cluster.partitions[compute].name;
+  sweep.total_sms = sc.cluster.partitions[comm].sms + sc.cluster.partitions[compute].sms;
+  // Every scenario is made (and every impossible size refused) before anything runs.
+  std::vector<Scenario> scenarios;
+  for (int n : spec.comm_sms) {
+    scenarios.push_back(with_comm_sms(sc, comm, compute, n));
+    SmSweepPoint p;
+    p.comm_sms = n;
+    p.compute_sms = sweep.total_sms - n;
+    p.shared = n == 0;
+    sweep.points.push_back(std::move(p));
+  }
+
+  // Points are independent runs; each thread takes the next unclaimed one. Errors are rethrown in
+  // point order, so the same input reports the same error whatever the thread timing.
+  std::vector<std::exception_ptr> errors(scenarios.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < scenarios.size(); i = next++) {
+      try {
+        RunResult r = run_scenario(scenarios[i]);
+        if (spec.training && scenarios[i].training) r.training = predict_training(scenarios[i], r);
+        sweep.points[i].result = std::move(r);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  const int jobs = std::clamp(spec.jobs, 1, static_cast<int>(scenarios.size()));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < jobs; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+
+  for (size_t i = 1; i < sweep.points.size(); ++i)
+    if (sweep.points[i].result.makespan < sweep.points[sweep.best].result.makespan) sweep.best = static_cast<int>(i);
+  return sweep;
+}
+
+std::vector<int> parse_int_range(const std::string& text, const std::string& what) {
+  auto fail = [&](const std::string& why) -> std::vector<int> {
+    throw hw::UserError(what, 0, 0, "'" + text + "' " + why + " (write FROM:TO:STEP, e.g. 0:48:4, or a list, e.g. 0,8,20)");
+  };
+  auto number = [&](std::string_view s, int& v) {
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+  };
+  std::vector<int> out;
+  const std::string_view t = text;
+  if (t.find(':') != std::string_view::npos) {
+    const size_t a = t.find(':'), b = t.find(':', a + 1);
+    int from = 0, to = 0, step = 0;
+    if (b == std::string_view::npos || t.find(':', b + 1) != std::string_view::npos ||
+        !number(t.substr(0, a), from) || !number(t.substr(a + 1, b - a - 1), to) || !number(t.substr(b + 1), step))
+      return fail("is not a range");
+    if (step <= 0 || from < 0 || to < from) return fail("needs 0 <= FROM <= TO and STEP >= 1");
+    if ((to - from) / step >= 1000) return fail("has more than 1000 points");
+    for (int v = from; v <= to; v += step) out.push_back(v);
+    return out;
+  }
+  size_t start = 0;
+  while (start <= t.size()) {
+    const size_t end = std::min(t.find(',', start), t.size());
+    int v = 0;
+    if (!number(t.substr(start, end - start), v) || v < 0) return fail("is not a list of whole numbers >= 0");
+    if (std::find(out.begin(), out.end(), v) != out.end()) return fail("names " + std::to_string(v) + " twice");
+    out.push_back(v);
+    if (out.size() > 1000) return fail("has more than 1000 points");
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace cs::models
