@@ -1,9 +1,11 @@
-// clustersim calibrate fit | validate | carry: measurements -> profile -> predictions beside them.
+// clustersim calibrate fit | validate | carry | published: measurements -> profile -> predictions beside them.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 
+#include "calibrate/fit_stats.h"
 #include "calibrate/profile_build.h"
+#include "calibrate/published_check.h"
 #include "calibrate/validate.h"
 #include "cli/commands.h"
 #include "hw/gpu_catalog.h"
@@ -112,6 +114,32 @@ int cmd_calibrate_carry(const CalibrateArgs& a) {
   std::printf("profile %s for %s, carried from %s\n", a.out.c_str(), to_gpu->model.c_str(), from.file.c_str());
   std::printf("  hbm_GBps    %10.5g -> %.5g\n", from.gemm.hbm_GBps, p.gemm.hbm_GBps);
   std::printf("  nvlink_GBps %10.5g -> %.5g\n", from.comm.nvlink_GBps, p.comm.nvlink_GBps);
+  check_stdout();
+  return 0;
+}
+
+int cmd_calibrate_published(const CalibrateArgs& a) {
+  const hw::GpuProfile profile = hw::load_profile(a.profile);
+  const hw::GpuSpec* gpu = hw::find_gpu(profile.gpu);
+  if (!gpu || gpu->name != "h800")
+    throw hw::UserError(a.profile, 0, 0, "the published tables (DeepGEMM, DeepEP) are of the H800; this profile is for '" +
+                                             profile.gpu + "' (clustersim calibrate carry PROFILE --to h800 -o h800.yaml)");
+  std::vector<calibrate::PublishedCheck> checks = calibrate::check_deepgemm(profile, *gpu);
+  for (auto& c : calibrate::check_deepep_intranode(profile, *gpu)) checks.push_back(std::move(c));
+  std::printf("%-18s %-28s %10s %10s %8s\n", "table", "case", "published", "predicted", "error");
+  for (const auto& c : checks)
+    std::printf("%-18s %-28s %10.1f %10.1f %+7.1f%%  %s\n", c.table.c_str(), c.name.c_str(), c.published, c.predicted,
+                c.error() * 100, c.unit.c_str());
+  std::printf("predicted against published:\n");
+  std::vector<std::string> tables;
+  for (const auto& c : checks)
+    if (std::find(tables.begin(), tables.end(), c.table) == tables.end()) tables.push_back(c.table);
+  for (const std::string& t : tables) {
+    std::vector<double> predicted, published;
+    for (const auto& c : checks)
+      if (c.table == t) predicted.push_back(c.predicted), published.push_back(c.published);
+    print_stats(t.c_str(), calibrate::fit_stats(predicted, published));
+  }
   check_stdout();
   return 0;
 }

@@ -59,6 +59,7 @@ struct CalibrateArgs {
 int cmd_calibrate_fit(const CalibrateArgs& args);
 int cmd_calibrate_validate(const CalibrateArgs& args);
 int cmd_calibrate_carry(const CalibrateArgs& args);
+int cmd_calibrate_published(const CalibrateArgs& args);
 int cmd_hw_list();
 int cmd_hw_show(const std::string& name);
 int cmd_model_list();

@@ -54,3 +54,15 @@ TEST_CASE("calibrate validate refuses another GPU's measurements, carry an unkno
   const auto c = run_clustersim({"calibrate", "carry", "h200", "--to", "nope", "-o", tmp.file("x.yaml")});
   CHECK(c.exit_code == 2);
 }
+
+TEST_CASE("calibrate published prints each table's rows and summary, for H800 profiles only", "[cli][calibrate]") {
+  const auto r = run_clustersim({"calibrate", "published", "h800"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("DeepGEMM dense     m 4096 n 4096 k 7168"));
+  CHECK_THAT(r.out, Catch::Contains("DeepEP intranode   EP8 dispatch (FP8)"));
+  CHECK_THAT(r.out, Catch::Contains("  DeepGEMM dense                 18 cases  median"));
+  const auto h200 = run_clustersim({"calibrate", "published", "h200"});
+  CHECK(h200.exit_code == 2);
+  CHECK_THAT(h200.err, Catch::Contains("the published tables (DeepGEMM, DeepEP) are of the H800"));
+}

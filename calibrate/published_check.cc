@@ -1,0 +1,74 @@
+#include "calibrate/published_check.h"
+
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "calibrate/sim_cases.h"
+
+namespace cs::calibrate {
+
+namespace {
+
+struct DeepGemmRow {
+  int64_t groups, m, n, k;
+  double tflops;
+};
+
+// ../shared/REFERENCE.md, "DeepGEMM on H800": the dense table, then the grouped contiguous layout.
+constexpr DeepGemmRow kDense[] = {
+    {1, 64, 2112, 7168, 206},    {1, 64, 24576, 1536, 289},    {1, 64, 32768, 512, 219},
+    {1, 64, 7168, 16384, 336},   {1, 64, 4096, 7168, 287},     {1, 64, 7168, 2048, 295},
+    {1, 128, 2112, 7168, 352},   {1, 128, 24576, 1536, 535},   {1, 128, 32768, 512, 358},
+    {1, 128, 7168, 16384, 645},  {1, 128, 4096, 7168, 533},    {1, 128, 7168, 2048, 510},
+    {1, 4096, 2112, 7168, 1058}, {1, 4096, 24576, 1536, 990},  {1, 4096, 32768, 512, 590},
+    {1, 4096, 7168, 16384, 1358}, {1, 4096, 4096, 7168, 1304}, {1, 4096, 7168, 2048, 1025}};
+constexpr DeepGemmRow kGrouped[] = {
+    {4, 8192, 4096, 7168, 1297}, {4, 8192, 7168, 2048, 1099}, {8, 4096, 4096, 7168, 1288}, {8, 4096, 7168, 2048, 1093}};
+
+PublishedCheck gemm_check(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const char* table, const DeepGemmRow& r) {
+  GemmCase c;
+  c.shape.groups = static_cast<int>(r.groups);
+  c.shape.m = r.m;
+  c.shape.n = r.n;
+  c.shape.k = r.k;
+  c.shape.dtype = sim::DType::kFp8;
+  c.sms = gpu.sms;
+  const double kernel_s = simulate_gemm(p, gpu, c).to_seconds() - p.gemm.launch_us * 1e-6;
+  const double flops = 2.0 * static_cast<double>(r.groups * r.m) * static_cast<double>(r.n) * static_cast<double>(r.k);
+  const std::string name = r.groups > 1 ? fmt::format("{} x m {} n {} k {}", r.groups, r.m, r.n, r.k)
+                                        : fmt::format("m {} n {} k {}", r.m, r.n, r.k);
+  return {table, name, "TFLOPS", r.tflops, flops / kernel_s * 1e-12};
+}
+
+}  // namespace
+
+std::vector<PublishedCheck> check_deepgemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
+  std::vector<PublishedCheck> out;
+  for (const DeepGemmRow& r : kDense) out.push_back(gemm_check(p, gpu, "DeepGEMM dense", r));
+  for (const DeepGemmRow& r : kGrouped) out.push_back(gemm_check(p, gpu, "DeepGEMM grouped", r));
+  return out;
+}
+
+std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
+  // Every token goes to 8 experts; over EP8 each GPU's rows reach the 8 GPUs evenly, 7 of 8 across
+  // NVLink. FP8 dispatch carries a 1x128 scale per 128 values (4 bytes each).
+  constexpr double kTokens = 4096, kHidden = 7168, kTopK = 8, kGpus = 8, kSms = 20;
+  const double dispatch = kTokens * kTopK * (kHidden + kHidden / 128 * 4);
+  const double combine = kTokens * kTopK * kHidden * 2;
+  std::vector<PublishedCheck> out;
+  for (const auto& [what, bytes, published] :
+       {std::tuple{"dispatch (FP8)", dispatch, 153.0}, std::tuple{"combine (BF16)", combine, 158.0}}) {
+    AllToAllCase c;
+    c.impl = "ours";
+    c.gpus = static_cast<int>(kGpus);
+    c.ctas = static_cast<int>(kSms);
+    c.size_bytes = bytes;
+    const double s = simulate_all_to_all(p, gpu, c).to_seconds();
+    out.push_back({"DeepEP intranode", fmt::format("EP8 {}", what), "GB/s", published,
+                   bytes * (kGpus - 1) / kGpus / s * 1e-9});
+  }
+  return out;
+}
+
+}  // namespace cs::calibrate

@@ -1,0 +1,32 @@
+// A carried profile against published tables of the GPU it was carried to (../shared/REFERENCE.md):
+// DeepGEMM's FP8 GEMM TFLOPS and DeepEP's intranode bandwidths on H800, each predicted through
+// the engine with the profile, as `calibrate validate` predicts our own measurements.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hw/gpu_catalog.h"
+#include "hw/gpu_profile.h"
+
+namespace cs::calibrate {
+
+struct PublishedCheck {
+  std::string table;  // "DeepGEMM dense", "DeepGEMM grouped", "DeepEP intranode"
+  std::string name;   // the row, e.g. "m 64 n 2112 k 7168"
+  std::string unit;   // "TFLOPS" or "GB/s"
+  double published = 0;
+  double predicted = 0;
+  double error() const { return (predicted - published) / published; }
+};
+
+// DeepGEMM's README (2025-02-25): FP8, 1x128 / 128x128 scaling, all 132 SMs of an H800. Its
+// figures are kernel durations from the profiler, so the prediction leaves out the profile's
+// launch time (which our event-timed measurements include).
+std::vector<PublishedCheck> check_deepgemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu);
+
+// DeepEP's README (2025-02-24): EP8 in one node, 4096 tokens of hidden 7168 to 8 experts each,
+// FP8 dispatch and BF16 combine on 20 SMs; the bandwidth counts the bytes that cross NVLink.
+std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, const hw::GpuSpec& gpu);
+
+}  // namespace cs::calibrate
