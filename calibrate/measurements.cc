@@ -138,6 +138,9 @@ void read_overlaps(const json& d, int source, const std::string& file, Measureme
     o.gemm_together_us = num(c, "gemm_together_us", file, where);
     o.a2a_alone_us = num(c, "a2a_alone_us", file, where);
     o.a2a_together_us = num(c, "a2a_together_us", file, where);
+    o.gemm_count = static_cast<int>(num(c, "gemm_count", file, where));
+    o.a2a_count = static_cast<int>(num(c, "a2a_count", file, where));
+    o.makespan_us = num(c, "makespan_us", file, where);
     o.gpus = gpus;
     o.local_copy_only = local;
     o.index = static_cast<int>(i);

@@ -53,6 +53,8 @@ struct OverlapCase {
   double a2a_bytes = 0;
   double gemm_alone_us = 0, gemm_together_us = 0;
   double a2a_alone_us = 0, a2a_together_us = 0;
+  int gemm_count = 0, a2a_count = 0;  // ops of each stream in the measured window
+  double makespan_us = 0;             // the window: both streams from the first start to the last end
   int gpus = 0;
   bool local_copy_only = false;
   int index = 0;

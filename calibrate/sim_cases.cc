@@ -1,5 +1,6 @@
 #include "calibrate/sim_cases.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,17 @@ namespace {
 // into the partition the case used and the rest; runs `graph` and returns its makespan.
 struct Node {
   Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, int partition_sms)
+      : Node(p, gpu, gpus, std::vector<sim::PartitionSpec>{{"used", partition_sms}}) {}
+  // Partitions as given; the SMs they leave form one more, idle.
+  Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, std::vector<sim::PartitionSpec> parts)
       : net(engine),
         fabric(net, hw::SwitchFabricSpec{gpus, sim::Bandwidth::gbytes_per_s(p.comm.nvlink_GBps),
                                          sim::Time::from_seconds_ceil(gpu.nvlink_lat_ns * 1e-9),
                                          sim::Bandwidth::gbytes_per_s(gpu.hbm_bw_GBps)}),
         cost(gpu, p) {
-    std::vector<sim::PartitionSpec> parts{{"used", partition_sms}};
-    if (partition_sms < gpu.sms) parts.push_back({"rest", gpu.sms - partition_sms});
+    int used = 0;
+    for (const auto& part : parts) used += part.sms;
+    if (used < gpu.sms) parts.push_back({"rest", gpu.sms - used});
     for (int g = 0; g < gpus; ++g) pools.emplace_back(gpu.sms, parts);
   }
   sim::Time run(const sim::OpGraph& graph) {
@@ -53,6 +58,30 @@ sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, c
   for (int i = 0; i < c.gpus; ++i) streams.push_back(g.add_stream(i, 0, "comm"));
   g.add_collective(sim::CollectiveKind::kAllToAll, c.size_bytes, streams, "all_to_all");
   return node.run(g);
+}
+
+OverlapRun simulate_overlap(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const OverlapCase& c) {
+  // The bench's all-to-all runs `ctas` CTAs, one per SM, on a green context of comm_sms >= ctas
+  // SMs (whole granules): the copy has `ctas` SMs, the GEMM its own partition.
+  Node node(p, gpu, c.gpus, {{"comm", c.ctas}, {"gemm", c.compute_sms}});
+  sim::OpGraph g;
+  std::vector<sim::StreamId> comm;
+  for (int i = 0; i < c.gpus; ++i) comm.push_back(g.add_stream(i, 0, "all_to_all"));
+  std::vector<sim::OpId> gemm_ops, a2a_ops;
+  for (int i = 0; i < c.gpus; ++i) {
+    const sim::StreamId s = g.add_stream(i, 1, "gemm");
+    for (int k = 0; k < c.gemm_count; ++k) gemm_ops.push_back(g.add_gemm(s, c.shape, "gemm"));
+  }
+  for (int k = 0; k < c.a2a_count; ++k)
+    for (sim::OpId op : g.add_collective(sim::CollectiveKind::kAllToAll, c.a2a_bytes, comm, "all_to_all"))
+      a2a_ops.push_back(op);
+  sim::Executor exec(node.engine, node.net, node.fabric, node.cost, node.pools, g);
+  const sim::ExecResult r = exec.run();
+  OverlapRun out;
+  out.makespan = r.makespan;
+  for (sim::OpId op : gemm_ops) out.gemm_end = std::max(out.gemm_end, r.ops[op.v].end);
+  for (sim::OpId op : a2a_ops) out.a2a_end = std::max(out.a2a_end, r.ops[op.v].end);
+  return out;
 }
 
 }  // namespace cs::calibrate

@@ -13,4 +13,12 @@ namespace cs::calibrate {
 sim::Time simulate_gemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const GemmCase& c);
 sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const AllToAllCase& c);
 
+// An overlap case as the bench ran it: the case's GEMMs one after another on the compute SMs, its
+// all-to-alls one after another on the comm SMs, both streams starting together.
+struct OverlapRun {
+  sim::Time makespan;
+  sim::Time gemm_end, a2a_end;  // when each stream's last op ended
+};
+OverlapRun simulate_overlap(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const OverlapCase& c);
+
 }  // namespace cs::calibrate

@@ -1,5 +1,8 @@
 #include "calibrate/validate.h"
 
+#include <algorithm>
+#include <map>
+
 #include "calibrate/comm_fit.h"
 #include "calibrate/gemm_fit.h"
 #include "calibrate/sim_cases.h"
@@ -20,6 +23,45 @@ FitStats stats(const std::vector<CaseCheck>& cases, const char* kind, bool held_
       meas.push_back(c.measured_us);
     }
   return fit_stats(pred, meas);
+}
+// The job's measured time at one case's split, from its per-op times.
+double measured_job_us(const OverlapCase& c, int gemms, int a2as) {
+  const double g = gemms * c.gemm_together_us, a = a2as * c.a2a_together_us;
+  if (g <= a) return g + (a2as - g / c.a2a_together_us) * c.a2a_alone_us;
+  return a + (gemms - a / c.gemm_together_us) * c.gemm_alone_us;
+}
+
+std::vector<OverlapOptimum> overlap_optima(const hw::GpuProfile& p, const hw::GpuSpec& gpu,
+                                           const std::vector<OverlapCase>& cases) {
+  std::map<std::string, std::vector<const OverlapCase*>> by_shape;
+  for (const OverlapCase& c : cases) by_shape[c.shape_name].push_back(&c);
+  std::vector<OverlapOptimum> out;
+  for (auto& [shape, cs] : by_shape) {
+    std::sort(cs.begin(), cs.end(), [](auto* a, auto* b) { return a->ctas < b->ctas; });
+    OverlapOptimum o;
+    o.shape = shape;
+    // The job: the op counts of the middle case of the sweep, the same at every split.
+    const OverlapCase& mid = *cs[cs.size() / 2];
+    o.gemms = mid.gemm_count;
+    o.a2as = mid.a2a_count;
+    for (const OverlapCase* c : cs) {
+      OverlapCase job = *c;
+      job.gemm_count = o.gemms;
+      job.a2a_count = o.a2as;
+      o.ctas.push_back(c->ctas);
+      o.measured_us.push_back(measured_job_us(*c, o.gemms, o.a2as));
+      o.predicted_us.push_back(simulate_overlap(p, gpu, job).makespan.to_seconds() * 1e6);
+    }
+    const auto best = [](const std::vector<double>& v) {
+      return static_cast<int>(std::min_element(v.begin(), v.end()) - v.begin());
+    };
+    const int m = best(o.measured_us), q = best(o.predicted_us);
+    o.measured_best = o.ctas[m];
+    o.predicted_best = o.ctas[q];
+    o.steps_apart = std::abs(m - q);
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 }  // namespace
 
@@ -55,6 +97,19 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
     k.beyond_range = !(in(p.comm_range, "ctas", c.ctas) && in(p.comm_range, "size_bytes", c.size_bytes));
     v.cases.push_back(k);
   }
+  for (const OverlapCase& c : set.overlaps) {
+    CaseCheck k;
+    k.kind = "overlap";
+    k.label = c.shape_name + ": " + std::to_string(c.a2a_count) + " a2a on " + std::to_string(c.ctas) + " SMs, " +
+              std::to_string(c.gemm_count) + " GEMMs on " + std::to_string(c.compute_sms);
+    k.measured_us = c.makespan_us;
+    k.predicted_us = simulate_overlap(p, gpu, c).makespan.to_seconds() * 1e6;
+    k.held_out = true;
+    k.beyond_range = !in(p.comm_range, "ctas", c.ctas) || !in(p.gemm_range, "sms", c.compute_sms);
+    v.cases.push_back(k);
+  }
+  v.overlap = stats(v.cases, "overlap", false);
+  v.optima = overlap_optima(p, gpu, set.overlaps);
   v.gemm_held = stats(v.cases, "gemm", true);
   v.gemm_all = stats(v.cases, "gemm", false);
   v.comm_held = stats(v.cases, "all_to_all", true);

@@ -13,7 +13,7 @@
 namespace cs::calibrate {
 
 struct CaseCheck {
-  std::string kind;   // gemm | all_to_all
+  std::string kind;   // gemm | all_to_all | overlap (the window's makespan)
   std::string label;  // the shape or the size, with the SMs
   double measured_us = 0, predicted_us = 0;
   bool held_out = false;
@@ -21,9 +21,24 @@ struct CaseCheck {
   double error() const { return predicted_us / measured_us - 1; }
 };
 
+// The communication-SM count that finishes one fixed job soonest: `gemms` GEMMs beside `a2as`
+// all-to-alls of the shape's bench cases. Measured: from each case's per-op times (both streams at
+// their together times until the shorter ends, the rest at its alone time); predicted: the job
+// simulated at each count.
+struct OverlapOptimum {
+  std::string shape;
+  int gemms = 0, a2as = 0;
+  std::vector<int> ctas;
+  std::vector<double> measured_us, predicted_us;  // the job's time at each count
+  int measured_best = 0, predicted_best = 0;       // CTA counts
+  int steps_apart = 0;                            // sweep steps between the two optima
+};
+
 struct Validation {
   std::vector<CaseCheck> cases;
   FitStats gemm_held, gemm_all, comm_held, comm_all;
+  FitStats overlap;  // never fitted: every case is held out
+  std::vector<OverlapOptimum> optima;
 };
 
 // `holdout_every` must be what the fit used (the held-out cases are chosen the same way).

@@ -41,9 +41,9 @@ void print_stats(const char* what, const calibrate::FitStats& s) {
 
 void print_validation(const calibrate::Validation& v, bool every_case) {
   if (every_case) {
-    std::printf("%-11s %-58s %12s %12s %8s\n", "kind", "case", "measured_us", "predicted_us", "error");
+    std::printf("%-11s %-62s %12s %12s %8s\n", "kind", "case", "measured_us", "predicted_us", "error");
     for (const auto& c : v.cases)
-      std::printf("%-11s %-58s %12.2f %12.2f %+7.1f%%%s%s\n", c.kind.c_str(), c.label.c_str(), c.measured_us,
+      std::printf("%-11s %-62s %12.2f %12.2f %+7.1f%%%s%s\n", c.kind.c_str(), c.label.c_str(), c.measured_us,
                   c.predicted_us, c.error() * 100, c.held_out ? "  held out" : "", c.beyond_range ? "  BEYOND RANGE" : "");
   }
   std::printf("simulated against measured:\n");
@@ -51,6 +51,15 @@ void print_validation(const calibrate::Validation& v, bool every_case) {
   print_stats("FP8 GEMM, all", v.gemm_all);
   print_stats("all-to-all, held out", v.comm_held);
   print_stats("all-to-all, all", v.comm_all);
+  if (v.overlap.cases > 0) print_stats("overlap makespan (unfitted)", v.overlap);
+  for (const auto& o : v.optima) {
+    std::printf("  best all-to-all SMs for %d GEMMs + %d all-to-alls of %s: measured %d, predicted %d (%d sweep steps apart)\n",
+                o.gemms, o.a2as, o.shape.c_str(), o.measured_best, o.predicted_best, o.steps_apart);
+    if (every_case)
+      for (size_t i = 0; i < o.ctas.size(); ++i)
+        std::printf("    %2d SMs  measured %9.0f us  predicted %9.0f us  %+6.1f%%\n", o.ctas[i], o.measured_us[i],
+                    o.predicted_us[i], (o.predicted_us[i] / o.measured_us[i] - 1) * 100);
+  }
   const auto beyond = std::count_if(v.cases.begin(), v.cases.end(), [](const auto& c) { return c.beyond_range; });
   if (beyond > 0)
     std::cerr << "clustersim: warning: " << beyond << " cases lie beyond the range the profile was fitted on\n";

@@ -19,7 +19,9 @@ CollectivePlan plan_collective(CollectiveKind kind, uint32_t n, double bytes) {
     plan.phases = 1;
     return plan;
   }
-  if (n < 2) return plan;  // a collective over one rank moves nothing
+  // A collective over one rank moves nothing, except an all-to-all, whose kernel copies its own
+  // chunk (the whole buffer) as it does at any size.
+  if (n < 2 && !(n == 1 && kind == CollectiveKind::kAllToAll)) return plan;
   const double chunk = bytes / n;
   switch (kind) {
     case CollectiveKind::kAllToAll:
@@ -59,6 +61,7 @@ CollectivePlan plan_collective(const OpGraph& graph, const Collective& c) {
 
 uint64_t collective_transfers(CollectiveKind kind, uint64_t n) {
   if (kind == CollectiveKind::kSend) return 1;
+  if (kind == CollectiveKind::kAllToAll) return n * n;
   if (n < 2) return 0;
   switch (kind) {
     case CollectiveKind::kAllToAll: return n * n;

@@ -4,7 +4,9 @@
 //
 // Algorithms (n ranks, per-GPU buffer S bytes, nccl-tests size conventions):
 //   all_to_all      1 phase: every rank sends S/n to every rank, itself included: the kernel
-//                   copies its own chunk on its SMs and in its HBM too, as nccl-tests and DeepEP do.
+//                   copies its own chunk on its SMs and in its HBM too, as nccl-tests and DeepEP do
+//                   (over one rank: a copy of S, as our bench's one-GPU overlap runs measured).
+//   (the other kinds over one rank move nothing)
 //   all_reduce      ring: 2(n-1) phases, rank i sends S/n to rank i+1 in each
 //                   (reduce-scatter then all-gather) -> 2(n-1)/n * S / B + 2(n-1) latencies.
 //   reduce_scatter  ring: n-1 phases of S/n.

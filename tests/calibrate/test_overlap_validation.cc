@@ -1,0 +1,54 @@
+// The H200 profile against the GEMM / all-to-all overlap bench (calibrate/data/h200/overlap.json):
+// the optimum SM split is asserted (the acceptance), the makespan's miss is pinned in
+// direction and size until the missing mechanisms (HBM contention, sustained clocks) are modelled.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "calibrate/validate.h"
+#include "hw/gpu_catalog.h"
+#include "hw/gpu_profile.h"
+#include "test_support.h"
+
+using namespace cs;
+
+namespace {
+const calibrate::Validation& validation() {
+  static const calibrate::Validation v = [] {
+    calibrate::MeasurementSet set;
+    calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/overlap.json", set);
+    return calibrate::validate_profile(*hw::find_profile("h200"), *hw::find_gpu("h200"), set, 4);
+  }();
+  return v;
+}
+}  // namespace
+
+TEST_CASE("overlap: every bench case is simulated as the bench ran it", "[calibrate][overlap]") {
+  const auto& v = validation();
+  const auto n = std::count_if(v.cases.begin(), v.cases.end(), [](const auto& c) { return c.kind == "overlap"; });
+  CHECK(n == 16);  // 2 shapes x 8 CTA counts (k = 0 is the GEMM alone)
+  CHECK(v.overlap.cases == 16);
+  for (const auto& c : v.cases) {
+    if (c.kind != "overlap") continue;
+    INFO(c.label << ": measured " << c.measured_us << ", predicted " << c.predicted_us);
+    CHECK(c.held_out);
+    // Under-predicted everywhere: the model has neither the all-to-all's slowdown beside the GEMM
+    // (10-24% measured) nor the GEMMs' sustained-load times on partitions.
+    CHECK(c.error() < 0);
+    CHECK(c.error() > -0.40);
+  }
+}
+
+TEST_CASE("overlap: the predicted best SM split is within one sweep step of the measured one", "[calibrate][overlap]") {
+  const auto& v = validation();
+  REQUIRE(v.optima.size() == 2);
+  for (const auto& o : v.optima) {
+    INFO(o.shape << ": measured best " << o.measured_best << ", predicted " << o.predicted_best);
+    CHECK(o.ctas == std::vector<int>{4, 8, 12, 16, 20, 24, 32, 48});
+    CHECK(o.steps_apart <= 1);
+    // The job's measured time falls, then rises: starved communication, then starved compute.
+    const double best = *std::min_element(o.measured_us.begin(), o.measured_us.end());
+    CHECK(o.measured_us.front() > 1.5 * best);
+    CHECK(o.measured_us.back() > 1.1 * best);
+  }
+}
