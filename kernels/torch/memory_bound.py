@@ -39,6 +39,11 @@ def bench_op(name, variant, fn, bytes_moved, elements, runs=30):
 
 def main():
     out_path = sys.argv[1]
+    try:  # compiled backwards are timed repeatedly (retain_graph): their saved tensors must stay
+        import torch._functorch.config as fconfig
+        fconfig.donated_buffer = False
+    except Exception:  # noqa: BLE001
+        pass
     recs = []
     # Copy: 2 GiB each way (L2 is 60 MB).
     n = 1 << 30
