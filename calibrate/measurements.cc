@@ -152,6 +152,57 @@ void read_overlaps(const json& d, int source, const std::string& file, Measureme
                       (local ? ", all-to-all as a local copy" : ""));
 }
 
+// kernels/torch/attention_bench.py: the padded-v cases and the backends that failed are left out
+// (a padded case runs more FLOPs than the model counts).
+void read_attention(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = field(d, "cases", file, "the file");
+  int used = 0, skipped = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    if (c.contains("error") || !c.value("v_padded_to", json()).is_null()) {
+      ++skipped;
+      continue;
+    }
+    for (const char* pass : {"fwd", "bwd"}) {
+      AttentionCase a;
+      a.name = field(c, "name", file, where).get<std::string>();
+      a.backend = field(c, "backend", file, where).get<std::string>();
+      a.backward = std::string(pass) == "bwd";
+      a.batch = static_cast<int64_t>(num(c, "batch", file, where));
+      a.heads = static_cast<int64_t>(num(c, "heads", file, where));
+      a.seq = static_cast<int64_t>(num(c, "seq", file, where));
+      a.d_qk = static_cast<int64_t>(num(c, "d_qk", file, where));
+      a.d_v = static_cast<int64_t>(num(c, "d_v", file, where));
+      a.time_us = num(field(c, pass, file, where), "median_ms", file, where + "." + pass) * 1e3;
+      a.index = static_cast<int>(i);
+      a.source = source;
+      set.attentions.push_back(a);
+      ++used;
+    }
+  }
+  set.notes.push_back(file + ": " + std::to_string(used) + " attention calls" +
+                      (skipped ? "; " + std::to_string(skipped) + " padded or failed cases left out" : ""));
+}
+
+// kernels/torch/memory_bound.py.
+void read_memory_bound(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = field(d, "cases", file, "the file");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    MemoryBoundCase m;
+    m.op = field(c, "op", file, where).get<std::string>();
+    m.variant = field(c, "variant", file, where).get<std::string>();
+    m.bytes = num(c, "bytes", file, where);
+    m.time_us = num(c, "median_ms", file, where) * 1e3;
+    m.index = static_cast<int>(i);
+    m.source = source;
+    set.memory_bound.push_back(m);
+  }
+  set.notes.push_back(file + ": " + std::to_string(cases.size()) + " memory-bound kernels");
+}
+
 }  // namespace
 
 void read_measurements(const std::string& path, MeasurementSet& set) {
@@ -172,15 +223,20 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     Provenance p;
     p.file = path;
     p.program = field(prov, "program", path, "provenance").get<std::string>();
-    const json& gpus = field(prov, "gpus", path, "provenance");
-    if (gpus.is_array() && !gpus.empty()) p.gpu = gpus[0].value("name", "");
+    // The kernels' C++ provenance lists every GPU; the PyTorch scripts name the one they used.
+    if (prov.contains("gpu") && prov["gpu"].is_object()) p.gpu = prov["gpu"].value("name", "");
+    else if (const json& gpus = field(prov, "gpus", path, "provenance"); gpus.is_array() && !gpus.empty())
+      p.gpu = gpus[0].value("name", "");
     p.date_utc = prov.value("date_utc", "");
     p.git_commit = prov.value("git_commit", "");
     const int source = static_cast<int>(set.sources.size());
     if (p.program == "cs_fp8_gemm") read_gemms(d, source, path, set);
     else if (p.program == "cs_all_to_all") read_all_to_alls(d, source, path, set);
     else if (p.program == "cs_overlap") read_overlaps(d, source, path, set);
-    else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, cs_overlap)");
+    else if (p.program == "kernels/torch/attention_bench.py") read_attention(d, source, path, set);
+    else if (p.program == "kernels/torch/memory_bound.py") read_memory_bound(d, source, path, set);
+    else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
+                                         "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py)");
     set.sources.push_back(p);
   } catch (const json::exception& e) {
     throw hw::UserError(path, 0, 0, std::string("unexpected JSON content: ") + e.what());

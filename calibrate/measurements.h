@@ -61,11 +61,34 @@ struct OverlapCase {
   int source = 0;
 };
 
+// One causal attention call (PyTorch SDPA, BF16) on the whole GPU, forward or backward.
+struct AttentionCase {
+  std::string name;     // e.g. mla_v3
+  std::string backend;  // what SDPA was told: default (its own pick), flash, cudnn, efficient
+  bool backward = false;
+  int64_t batch = 0, heads = 0, seq = 0, d_qk = 0, d_v = 0;
+  double time_us = 0;
+  int index = 0;
+  int source = 0;
+};
+
+// One memory-bound kernel (or the kernels of one eager op) moving `bytes` through HBM.
+struct MemoryBoundCase {
+  std::string op;       // copy, rmsnorm_fwd_7168, swiglu_bwd_18432, ...
+  std::string variant;  // eager (ATen's kernels) or compiled (Inductor's fused kernel)
+  double bytes = 0;
+  double time_us = 0;
+  int index = 0;
+  int source = 0;
+};
+
 struct MeasurementSet {
   std::vector<Provenance> sources;
   std::vector<GemmCase> gemms;
   std::vector<AllToAllCase> all_to_alls;
   std::vector<OverlapCase> overlaps;
+  std::vector<AttentionCase> attentions;
+  std::vector<MemoryBoundCase> memory_bound;
   std::vector<std::string> notes;  // what was read and what was left out, and why
 };
 

@@ -103,6 +103,27 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   p.gemm_range["k"] = range_of(set.gemms, [](const GemmCase& x) { return double(x.shape.k); });
   p.comm_range["ctas"] = range_of(a2a, [](const AllToAllCase& x) { return double(x.ctas); });
   p.comm_range["size_bytes"] = range_of(a2a, [](const AllToAllCase& x) { return x.size_bytes; });
+  if (!set.attentions.empty() || !set.memory_bound.empty()) {
+    b.kernels = fit_kernels(set);
+    const KernelFit& k = *b.kernels;
+    p.kernels = k.model;
+    const auto note = [](const char* what, int cases, const FitStats& st) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "%s of %d cases, median error %.1f%%, worst %.1f%%", what, cases,
+                    st.median_error * 100, st.worst_error * 100);
+      return std::string(buf);
+    };
+    const std::string attn = sources_of(set, "kernels/torch/attention_bench.py");
+    const std::string fwd = note("least squares over SDPA's own backend pick, forward", k.attn_fwd_cases, k.attn_fwd) + ": " + attn;
+    const std::string bwd = note("least squares over SDPA's own backend pick, backward", k.attn_bwd_cases, k.attn_bwd) + ": " + attn;
+    const std::string mem = note("median bytes / time of the fused (compiled) kernels", k.elementwise_cases, k.elementwise) +
+                            ": " + sources_of(set, "kernels/torch/memory_bound.py");
+    const double v[] = {k.model.attn_fwd_us, k.model.attn_fwd_tflops, k.model.attn_bwd_us, k.model.attn_bwd_tflops,
+                        k.model.elementwise_GBps};
+    const std::string* src[] = {&fwd, &fwd, &bwd, &bwd, &mem};
+    for (int i = 0; i < hw::KernelModel::kParams; ++i)
+      p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
+  }
   for (const Provenance& s : set.sources)
     p.fitted_from.push_back(s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit);
   p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "
@@ -134,6 +155,17 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
   nvl_param.value *= nvl;
   nvl_param.source = "the " + from_gpu.name + " fit x NVLink " + fmt_double(to_gpu.nvlink_bw_GBps_per_direction) + " / " +
                      fmt_double(from_gpu.nvlink_bw_GBps_per_direction) + " GB/s per direction (datasheets)";
+  for (auto& [name, param] : p.kernel_params) {
+    param.origin = "carried";
+    param.source = same + "; there: " + param.source;
+  }
+  if (p.kernels.present()) {
+    auto& mem = p.kernel_params["elementwise_GBps"];
+    mem.value *= hbm;
+    mem.source = "the " + from_gpu.name + " fit x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
+                 fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
+    p.kernels.elementwise_GBps = mem.value;
+  }
   p.gemm.hbm_GBps = hbm_param.value;
   p.comm.nvlink_GBps = nvl_param.value;
   p.note = "Carried over from the " + from_gpu.name + " profile by `clustersim calibrate carry`: " + to_gpu.model +
@@ -167,6 +199,7 @@ std::string profile_yaml(const hw::GpuProfile& p) {
   ranges("gemm_range", p.gemm_range);
   section("comm", p.comm_params, &hw::CommModel::param_name, hw::CommModel::kParams);
   ranges("comm_range", p.comm_range);
+  if (p.kernels.present()) section("kernels", p.kernel_params, &hw::KernelModel::param_name, hw::KernelModel::kParams);
   return o.str();
 }
 

@@ -3,11 +3,13 @@
 // it back). carry_profile takes a profile to a GPU of the same chip through datasheet ratios.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "calibrate/comm_fit.h"
 #include "calibrate/gemm_fit.h"
+#include "calibrate/kernel_fit.h"
 #include "calibrate/measurements.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
@@ -18,6 +20,7 @@ struct ProfileBuild {
   hw::GpuProfile profile;
   GemmFit gemm;
   CommFit comm;
+  std::optional<KernelFit> kernels;  // when attention and memory-bound measurements were given
   int gemm_held_out = 0, comm_held_out = 0;
 };
 

@@ -88,6 +88,12 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
   std::printf("fit residuals (closed forms, on the cases fitted):\n");
   print_stats("FP8 GEMM", b.gemm.fit);
   print_stats("all-to-all", b.comm.fit);
+  if (b.kernels) {
+    for (const auto& [name, p] : b.profile.kernel_params) std::printf("  %-16s %12.5g\n", name.c_str(), p.value);
+    print_stats("attention forward", b.kernels->attn_fwd);
+    print_stats("attention backward", b.kernels->attn_bwd);
+    print_stats("memory-bound (fused)", b.kernels->elementwise);
+  }
   print_validation(calibrate::validate_profile(b.profile, gpu, set, a.holdout_every), false);
   out.stream() << calibrate::profile_yaml(b.profile);
   out.finish_writing();

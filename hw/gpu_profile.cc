@@ -12,6 +12,12 @@ const char* CommModel::param_name(int i) {
   return kNames[i];
 }
 
+const char* KernelModel::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"attn_fwd_us", "attn_fwd_tflops", "attn_bwd_us", "attn_bwd_tflops",
+                                                  "elementwise_GBps"};
+  return kNames[i];
+}
+
 namespace {
 
 ProfileParam parse_param(const YamlNode& n) {
@@ -55,7 +61,8 @@ std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* 
 }  // namespace
 
 GpuProfile parse_profile(const YamlNode& root) {
-  const YamlMap m(root, {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_range", "comm", "comm_range"});
+  const YamlMap m(root,
+                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_range", "comm", "comm_range", "kernels"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -69,6 +76,12 @@ GpuProfile parse_profile(const YamlNode& root) {
   double c[CommModel::kParams];
   p.comm_params = parse_params<CommModel::kParams>(m.required("comm"), &CommModel::param_name, c);
   p.comm = CommModel{c[0], c[1], c[2]};
+  if (const auto k = m.optional("kernels")) {
+    double v[KernelModel::kParams];
+    p.kernel_params = parse_params<KernelModel::kParams>(*k, &KernelModel::param_name, v);
+    p.kernels = KernelModel{v[0], v[1], v[2], v[3], v[4]};
+    if (!p.kernels.present() || v[3] <= 0 || v[4] <= 0) k->fail("'kernels' rates must be positive");
+  }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
   p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});
   return p;

@@ -29,6 +29,17 @@ struct CommModel {
   static const char* param_name(int i);
 };
 
+// The other kernels of the compute partition. Causal attention (FlashAttention-style, BF16) takes
+// attn_*_us per call plus its FLOPs at attn_*_tflops on the whole GPU, in proportion on fewer SMs,
+// forward and backward apart; memory-bound kernels (norms, activations, casts, residuals) move
+// their bytes at elementwise_GBps, or at the profile's per-SM copy rate on SMs too few to reach it.
+struct KernelModel {
+  double attn_fwd_us = 0, attn_fwd_tflops = 0, attn_bwd_us = 0, attn_bwd_tflops = 0, elementwise_GBps = 0;
+  static constexpr int kParams = 5;
+  static const char* param_name(int i);
+  bool present() const { return attn_fwd_tflops > 0; }  // profiles fitted before these kernels were measured
+};
+
 // [lo, hi] of one measured quantity.
 struct ProfileRange {
   double lo = 0, hi = 0;
@@ -41,7 +52,8 @@ struct GpuProfile {
   std::string note;  // how it was made, one paragraph
   GemmModel gemm;
   CommModel comm;
-  std::map<std::string, ProfileParam> gemm_params, comm_params;  // by parameter name
+  KernelModel kernels;  // optional: absent, those kernels run on the datasheet roofline
+  std::map<std::string, ProfileParam> gemm_params, comm_params, kernel_params;  // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance
 };

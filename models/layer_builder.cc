@@ -101,17 +101,16 @@ void LayerBuilder::elementwise(const std::string& name, Block b, double elements
 void LayerBuilder::attention(const std::string& name, int heads, int d_qk, int d_v, int kv_heads) {
   const double s = static_cast<double>(c_.seq_len);
   const double seqs = static_cast<double>(c_.tokens) / s;
-  const double pairs = seqs * heads * (c_.causal ? s * (s + 1) / 2 : s * s);
   const double t = static_cast<double>(c_.tokens);
   Unit& u = unit(false);
   LayerOp f = op(name, Pass::kForward, LayerOpKind::kAttention, Block::kAttention);
-  f.flops = f.model_flops = 2 * pairs * (d_qk + d_v);
+  f.flops = f.model_flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, false);
   const double q = t * heads * d_qk * kAct, k = t * kv_heads * d_qk * kAct, v = t * kv_heads * d_v * kAct;
   const double o = t * heads * d_v * kAct, lse = t * heads * 4.0;
   f.hbm_bytes = q + k + v + o + lse;
   u.fwd.push_back(f);
   LayerOp g = op(name + ".bwd", Pass::kBackwardInput, LayerOpKind::kAttention, Block::kAttention);
-  g.flops = 2 * pairs * (3.0 * d_qk + 2.0 * d_v);
+  g.flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, true);
   g.model_flops = 2 * f.model_flops;
   // Reads q, k, v, o, do and lse; writes dq, dk, dv.
   g.hbm_bytes = 2 * (q + k + v) + 2 * o + lse;

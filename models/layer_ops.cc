@@ -242,4 +242,20 @@ std::vector<LayerOp> mtp_ops(const ModelSpec& m, const LayerContext& c) {
   return out;
 }
 
+double attention_flops(double sequences, int64_t heads, int64_t seq, int64_t d_qk, int64_t d_v, bool causal,
+                       bool backward) {
+  const double s = static_cast<double>(seq);
+  const double pairs = sequences * static_cast<double>(heads) * (causal ? s * (s + 1) / 2 : s * s);
+  return backward ? 2 * pairs * (3.0 * d_qk + 2.0 * d_v) : 2 * pairs * static_cast<double>(d_qk + d_v);
+}
+
+sim::ComputeKind compute_kind(const LayerOp& op) {
+  switch (op.kind) {
+    case LayerOpKind::kAttention:
+      return op.pass == Pass::kForward ? sim::ComputeKind::kAttentionForward : sim::ComputeKind::kAttentionBackward;
+    case LayerOpKind::kElementwise: return sim::ComputeKind::kMemoryBound;
+    default: return sim::ComputeKind::kGeneric;
+  }
+}
+
 }  // namespace cs::models

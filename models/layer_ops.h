@@ -83,4 +83,12 @@ std::vector<LayerOp> head_ops(const ModelSpec& m, const LayerContext& c);
 // projection, one transformer layer shaped like the last, its final norm, the shared head and loss.
 std::vector<LayerOp> mtp_ops(const ModelSpec& m, const LayerContext& c);
 
+// FLOPs of FlashAttention-style attention over `sequences` sequences of `seq` tokens: QK^T and PV
+// over the causal (or full) score matrix forward; backward recomputes QK^T and forms dV, dP, dQ, dK.
+double attention_flops(double sequences, int64_t heads, int64_t seq, int64_t d_qk, int64_t d_v, bool causal,
+                       bool backward);
+
+// How a cost model should time the op's kernel when it is not a GEMM.
+sim::ComputeKind compute_kind(const LayerOp& op);
+
 }  // namespace cs::models

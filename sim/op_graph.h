@@ -22,10 +22,13 @@ struct GemmShape {
   DType dtype = DType::kBf16;  // input type; output is written in BF16 (FP32 for FP32 inputs)
   int groups = 1;              // grouped GEMM: `groups` independent problems of this shape
 };
+// What a generic kernel is, for cost models that time kinds apart (hw/calibrated_cost.h).
+enum class ComputeKind : uint8_t { kGeneric, kAttentionForward, kAttentionBackward, kMemoryBound };
 struct GenericCompute {
   double flops = 0;
   double bytes = 0;  // HBM bytes read plus written
   DType dtype = DType::kBf16;
+  ComputeKind kind = ComputeKind::kGeneric;
 };
 
 // kAllToAllV comes last so the numbering of the others stays as it was.

@@ -1,0 +1,30 @@
+// The attention and memory-bound kernel parameters of a profile (hw::KernelModel) from PyTorch
+// measurements on the whole GPU (kernels/torch/attention_bench.py, memory_bound.py).
+#pragma once
+
+#include <vector>
+
+#include "calibrate/fit_stats.h"
+#include "calibrate/measurements.h"
+#include "hw/gpu_profile.h"
+
+namespace cs::calibrate {
+
+struct KernelFit {
+  hw::KernelModel model;
+  FitStats attn_fwd, attn_bwd, elementwise;
+  int attn_fwd_cases = 0, attn_bwd_cases = 0, elementwise_cases = 0;
+};
+
+// Attention: per pass, time = a + FLOPs / rate by least squares (relative) over the calls SDPA ran with the
+// backend it picks itself (what a training framework gets), FLOPs as the model counts them
+// (models/layer_ops.h attention_flops). Memory-bound: the median bytes / time of the fused
+// (compiled) kernels, as a training step runs fused norms and activations. UserError when either
+// kind of measurement is missing.
+KernelFit fit_kernels(const MeasurementSet& set);
+
+// The model's time for one measured attention call or memory-bound kernel on the whole GPU.
+double kernel_model_us(const hw::KernelModel& k, const AttentionCase& c);
+double kernel_model_us(const hw::KernelModel& k, const MemoryBoundCase& c);
+
+}  // namespace cs::calibrate

@@ -1,0 +1,101 @@
+// Attention and memory-bound kernels: the fit recovers known parameters, the calibrated cost times
+// each kind by them, and the bundled H200 measurements read and fit as the profile says.
+#include <catch2/catch.hpp>
+
+#include "calibrate/kernel_fit.h"
+#include "calibrate/measurements.h"
+#include "hw/calibrated_cost.h"
+#include "hw/gpu_catalog.h"
+#include "hw/gpu_profile.h"
+#include "models/layer_ops.h"
+#include "test_support.h"
+
+using namespace cs;
+
+namespace {
+calibrate::AttentionCase call(int64_t heads, int64_t seq, bool backward, const hw::KernelModel& truth) {
+  calibrate::AttentionCase c;
+  c.backend = "default";
+  c.backward = backward;
+  c.batch = 1, c.heads = heads, c.seq = seq, c.d_qk = 192, c.d_v = 128;
+  c.time_us = calibrate::kernel_model_us(truth, c);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("the kernel fit recovers attention and memory rates from synthetic timings", "[calibrate][fit]") {
+  const hw::KernelModel truth{40, 600, 150, 450, 3000};
+  calibrate::MeasurementSet set;
+  for (int64_t h : {16, 64, 128})
+    for (int64_t s : {1024, 4096, 8192})
+      for (bool bwd : {false, true}) set.attentions.push_back(call(h, s, bwd, truth));
+  // Another backend's calls are not what a framework gets by default: they must not move the fit.
+  calibrate::AttentionCase slow = call(128, 4096, false, truth);
+  slow.backend = "efficient";
+  slow.time_us *= 4;
+  set.attentions.push_back(slow);
+  for (double gbps : {2500.0, 3000.0, 3500.0}) set.memory_bound.push_back({"x", "compiled", 1e9, 1e9 / (gbps * 1e3)});
+  set.memory_bound.push_back({"y", "eager", 1e9, 1e9 / (100 * 1e3)});
+  const calibrate::KernelFit f = calibrate::fit_kernels(set);
+  CHECK(f.model.attn_fwd_us == Approx(40).epsilon(1e-6));
+  CHECK(f.model.attn_fwd_tflops == Approx(600).epsilon(1e-6));
+  CHECK(f.model.attn_bwd_us == Approx(150).epsilon(1e-6));
+  CHECK(f.model.attn_bwd_tflops == Approx(450).epsilon(1e-6));
+  CHECK(f.model.elementwise_GBps == Approx(3000));
+  CHECK(f.attn_fwd_cases == 9);
+  CHECK(f.elementwise_cases == 3);
+  CHECK(f.attn_fwd.worst_error < 1e-9);
+}
+
+TEST_CASE("a calibrated profile times attention and memory-bound kernels by kind", "[calibrate][cost]") {
+  const hw::GpuProfile& p = *hw::find_profile("h800");
+  REQUIRE(p.kernels.present());
+  const hw::CalibratedCost cost(*hw::find_gpu("h800"), p);
+  const double f = models::attention_flops(1, 128, 4096, 192, 128, true, false);
+  const sim::GenericCompute fwd{f, 1e6, sim::DType::kBf16, sim::ComputeKind::kAttentionForward};
+  CHECK(cost.compute_time(0, fwd, 112).to_seconds() * 1e6 ==
+        Approx(p.kernels.attn_fwd_us + f / (p.kernels.attn_fwd_tflops * 1e6 * 112 / 132)).epsilon(1e-6));
+  const double b = models::attention_flops(1, 128, 4096, 192, 128, true, true);
+  const sim::GenericCompute bwd{b, 1e6, sim::DType::kBf16, sim::ComputeKind::kAttentionBackward};
+  CHECK(cost.compute_time(0, bwd, 132).to_seconds() * 1e6 ==
+        Approx(p.kernels.attn_bwd_us + b / (p.kernels.attn_bwd_tflops * 1e6)).epsilon(1e-6));
+  // Memory-bound: the fitted HBM rate on many SMs, the per-SM copy rate on few.
+  const sim::GenericCompute norm{1e6, 1e9, sim::DType::kBf16, sim::ComputeKind::kMemoryBound};
+  CHECK(cost.compute_time(0, norm, 112).to_seconds() == Approx(1e9 / (p.kernels.elementwise_GBps * 1e9)).epsilon(1e-6));
+  CHECK(cost.compute_time(0, norm, 8).to_seconds() == Approx(1e9 / (8 * p.comm.sm_copy_GBps * 1e9)).epsilon(1e-6));
+  // A generic kernel stays on the datasheet roofline.
+  const sim::GenericCompute adam{1e9, 1e9, sim::DType::kFp32, sim::ComputeKind::kGeneric};
+  CHECK(cost.compute_time(0, adam, 112).to_seconds() == Approx(1e9 / (hw::find_gpu("h800")->fp32_tflops * 1e12 * 112 / 132)).epsilon(1e-6));
+}
+
+TEST_CASE("layer ops say which kernel kind they are", "[calibrate][cost]") {
+  models::LayerOp op;
+  op.kind = models::LayerOpKind::kAttention;
+  op.pass = models::Pass::kForward;
+  CHECK(models::compute_kind(op) == sim::ComputeKind::kAttentionForward);
+  op.pass = models::Pass::kBackwardInput;
+  CHECK(models::compute_kind(op) == sim::ComputeKind::kAttentionBackward);
+  op.kind = models::LayerOpKind::kElementwise;
+  CHECK(models::compute_kind(op) == sim::ComputeKind::kMemoryBound);
+}
+
+TEST_CASE("the H200 attention and memory-bound data read and fit as the bundled profile records", "[calibrate][data]") {
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/attention.json", set);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/memory_bound.json", set);
+  REQUIRE(set.sources.size() == 2);
+  CHECK(set.sources[0].gpu == "NVIDIA H200");
+  CHECK(calibrate::measured_on(set.sources[0], "h200"));
+  for (const auto& c : set.attentions) CHECK(c.time_us > 0);
+  const calibrate::KernelFit f = calibrate::fit_kernels(set);
+  const hw::GpuProfile& p = *hw::find_profile("h200");
+  CHECK(f.model.attn_fwd_tflops == Approx(p.kernels.attn_fwd_tflops).epsilon(1e-9));
+  CHECK(f.model.attn_bwd_tflops == Approx(p.kernels.attn_bwd_tflops).epsilon(1e-9));
+  CHECK(f.model.elementwise_GBps == Approx(p.kernels.elementwise_GBps).epsilon(1e-9));
+  // Below the BF16 datasheet peak (989 TFLOPS) and HBM (4800 GB/s): what the roofline missed.
+  CHECK(f.model.attn_fwd_tflops < 0.7 * 989);
+  CHECK(f.model.attn_bwd_tflops < f.model.attn_fwd_tflops);
+  CHECK(f.model.elementwise_GBps < 0.7 * 4800);
+  CHECK(f.attn_fwd.median_error < 0.05);
+  CHECK(f.attn_bwd.median_error < 0.10);
+}
