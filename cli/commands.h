@@ -60,6 +60,12 @@ int cmd_calibrate_fit(const CalibrateArgs& args);
 int cmd_calibrate_validate(const CalibrateArgs& args);
 int cmd_calibrate_carry(const CalibrateArgs& args);
 int cmd_calibrate_published(const CalibrateArgs& args);
+struct CompareArgs {
+  std::string scenario;
+  std::string measured;  // a Kineto trace or cs_overlap JSON
+  std::string format = "console";
+};
+int cmd_compare(const CompareArgs& args);
 int cmd_hw_list();
 int cmd_hw_show(const std::string& name);
 int cmd_model_list();

@@ -147,6 +147,17 @@ int main(int argc, char** argv) {
       "  clustersim calibrate validate h200.yaml calibrate/data/h200/fp8_gemm.json calibrate/data/h200/all_to_all.json\n"
       "  clustersim calibrate carry h200.yaml --to h800 -o h800.yaml\n"
       "  clustersim calibrate published h800.yaml");
+  CompareArgs cmp;
+  CLI::App* compare_cmd =
+      app.add_subcommand("compare", "Line up a scenario's simulated kernels with a measured run, class by class");
+  compare_cmd->add_option("SCENARIO", cmp.scenario, "Scenario YAML file")->required();
+  compare_cmd->add_option("--measured", cmp.measured, "A PyTorch profiler (Kineto) trace or cs_overlap JSON")->required();
+  compare_cmd->add_option("--format", cmp.format, "Output format")
+      ->check(CLI::IsMember({"console", "json"}))
+      ->capture_default_str();
+  compare_cmd->footer(
+      "Example:\n"
+      "  clustersim compare scenarios/dense-step-h200.yaml --measured calibrate/data/h200/kineto_dense_step.json");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -159,6 +170,7 @@ int main(int argc, char** argv) {
     if (*run_cmd) return cmd_run(run);
     if (*check_cmd) return cmd_check(files);
     if (*sweep_cmd) return cmd_sweep(sweep);
+    if (*compare_cmd) return cmd_compare(cmp);
     if (*cal_fit_cmd) return cmd_calibrate_fit(cal);
     if (*cal_val_cmd) return cmd_calibrate_validate(cal);
     if (*cal_carry_cmd) return cmd_calibrate_carry(cal);

@@ -73,6 +73,11 @@ TEST_CASE("every bundled scenario loads, builds and runs", "[bundled]") {
       REQUIRE(r.streams.size() == w.stream_names.size());
       for (const auto& s : r.streams) {
         INFO("stream " << s.name);
+        if (s.ops_per_gpu == 0 && sc.streams.empty()) {
+          // A model workload's communication stream where nothing communicates (one GPU, tp 1).
+          CHECK(s.busy_mean == cs::sim::Time());
+          continue;
+        }
         CHECK(s.ops_per_gpu > 0);
         CHECK(s.busy_mean > cs::sim::Time());
         CHECK(s.busy_max >= s.busy_mean);
