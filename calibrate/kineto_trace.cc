@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "calibrate/json_file.h"
 #include "hw/user_error.h"
 
 namespace cs::calibrate {
@@ -54,31 +53,6 @@ KernelClass classify_kernel(std::string_view name) {
 
 namespace {
 
-std::pair<int, int> line_col(const std::string& text, size_t offset) {
-  int line = 1, col = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') { ++line; col = 1; }
-    else ++col;
-  }
-  return {line, col};
-}
-
-json load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw hw::UserError(path, 0, 0, "cannot read the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  if (text.size() >= 2 && static_cast<unsigned char>(text[0]) == 0x1f && static_cast<unsigned char>(text[1]) == 0x8b)
-    throw hw::UserError(path, 0, 0, "a gzip file: unpack it first (gunzip)");
-  try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
-    const auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
-    throw hw::UserError(path, line, col, std::string("not valid JSON: ") + e.what());
-  }
-}
-
 std::string format_of(const json& d, const std::string& path) {
   if (d.is_object() && d.contains("traceEvents")) return "kineto";
   if (d.is_object() && d.contains("provenance") && d["provenance"].is_object() &&
@@ -103,10 +77,10 @@ double number(const json& e, const char* key, const std::string& path, size_t in
 
 }  // namespace
 
-std::string measured_format(const std::string& path) { return format_of(load(path), path); }
+std::string measured_format(const std::string& path) { return format_of(read_json_file(path), path); }
 
 MeasuredRun read_kineto_trace(const std::string& path) {
-  const json d = load(path);
+  const json d = read_json_file(path);
   const std::string format = format_of(d, path);
   if (format != "kineto") throw hw::UserError(path, 0, 0, "not a Kineto trace (" + format + ")");
   const json& events = d["traceEvents"];

@@ -1,10 +1,9 @@
 #include "calibrate/measurements.h"
 
 #include <cctype>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "calibrate/json_file.h"
 #include "hw/user_error.h"
 
 namespace cs::calibrate {
@@ -24,16 +23,6 @@ std::string GemmCase::key() const {
 }
 
 namespace {
-
-// Byte offset -> 1-based line and column, for the parser's error position.
-std::pair<int, int> line_col(const std::string& text, size_t offset) {
-  int line = 1, col = 1;
-  for (size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') { ++line; col = 1; }
-    else ++col;
-  }
-  return {line, col};
-}
 
 const json& field(const json& j, const char* name, const std::string& file, const std::string& where) {
   if (!j.is_object() || !j.contains(name))
@@ -188,9 +177,12 @@ void read_attention(const json& d, int source, const std::string& file, Measurem
 // kernels/torch/memory_bound.py.
 void read_memory_bound(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& cases = field(d, "cases", file, "the file");
+  size_t used = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
     const std::string where = "cases[" + std::to_string(i) + "]";
+    if (c.contains("error")) continue;  // a kernel that failed its check or did not run
+    ++used;
     MemoryBoundCase m;
     m.op = field(c, "op", file, where).get<std::string>();
     m.variant = field(c, "variant", file, where).get<std::string>();
@@ -200,24 +192,13 @@ void read_memory_bound(const json& d, int source, const std::string& file, Measu
     m.source = source;
     set.memory_bound.push_back(m);
   }
-  set.notes.push_back(file + ": " + std::to_string(cases.size()) + " memory-bound kernels");
+  set.notes.push_back(file + ": " + std::to_string(used) + " memory-bound kernels");
 }
 
 }  // namespace
 
 void read_measurements(const std::string& path, MeasurementSet& set) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw hw::UserError(path, 0, 0, "cannot read the file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  json d;
-  try {
-    d = json::parse(text);
-  } catch (const json::parse_error& e) {
-    const auto [line, col] = line_col(text, e.byte > 0 ? e.byte - 1 : 0);
-    throw hw::UserError(path, line, col, std::string("not valid JSON: ") + e.what());
-  }
+  const json d = read_json_file(path);
   try {
     const json& prov = field(d, "provenance", path, "the file");
     Provenance p;

@@ -17,16 +17,7 @@ Scenario overlap_scenario() {
 
 // The tiny MoE model's whole 1F1B step with a training run of 10 steps.
 Scenario tiny_training() {
-  return load_scenario_text(R"(schema_version: 1
-name: train
-)" + cs::test::kEightH800OnASwitch + R"(workload:
-  kind: model
-)" + cs::test::kTinyMoeModel + R"(  layout: {pp: 4, dp: 2, ep: 2}
-  seq_len: 1024
-  pipeline: {schedule: 1f1b, micro_batches: 4}
-training:
-  phases: [{name: all, steps: 10, global_batch: 8}]
-)",
+  return load_scenario_text(cs::test::tiny_training_scenario("  phases: [{name: all, steps: 10, global_batch: 8}]\n"),
                             "t.yaml");
 }
 

@@ -16,18 +16,7 @@ using namespace cs::models;
 
 namespace {
 
-// A tiny MoE model on 8 GPUs (pp 4 x dp 2, ep 2), the whole step in 1F1B.
-std::string scenario(const std::string& training) {
-  return R"(schema_version: 1
-name: train
-)" + cs::test::kEightH800OnASwitch + R"(workload:
-  kind: model
-)" + cs::test::kTinyMoeModel + R"(  layout: {pp: 4, dp: 2, ep: 2}
-  seq_len: 1024
-  pipeline: {schedule: 1f1b, micro_batches: 4}
-training:
-)" + training;
-}
+std::string scenario(const std::string& training) { return cs::test::tiny_training_scenario(training); }
 
 std::string error_of(const std::string& text) {
   try {

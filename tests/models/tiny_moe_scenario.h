@@ -22,4 +22,18 @@ inline const std::string kEightH800OnASwitch = R"(cluster:
   fabric: {kind: switch, link_bw_GBps: 160, link_lat_ns: 3330}
 )";
 
+// The tiny MoE model on 8 GPUs (pp 4 x dp 2, ep 2), the whole step in 1F1B, with `training` as
+// the body of its `training:` section.
+inline std::string tiny_training_scenario(const std::string& training) {
+  return R"(schema_version: 1
+name: train
+)" + kEightH800OnASwitch + R"(workload:
+  kind: model
+)" + kTinyMoeModel + R"(  layout: {pp: 4, dp: 2, ep: 2}
+  seq_len: 1024
+  pipeline: {schedule: 1f1b, micro_batches: 4}
+training:
+)" + training;
+}
+
 }  // namespace cs::test
