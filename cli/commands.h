@@ -12,9 +12,13 @@ struct RunArgs {
   std::string format = "console";
   std::string out;    // empty: stdout
   std::string trace;  // empty: no trace
+  std::string report;  // empty: no HTML report
+  std::vector<std::string> argv;  // the command line, echoed in the report
 };
 
 int cmd_run(const RunArgs& args);
+// Renders a saved result (clustersim run --format json) as the HTML report.
+int cmd_report(const std::string& result_file, const std::string& out);
 int cmd_check(const std::vector<std::string>& files);
 struct ModelShowArgs {
   std::string name;  // zoo name or model file
