@@ -209,15 +209,15 @@ std::string communication_section(const json& result) {
   std::string body =
       rows.empty() ? note("The run has no communication.")
                    : table({"collective", "ranks", "size", "bytes", "count", "time (\xC2\xB5s)", "algbw (GB/s)",
-                            "busbw (GB/s)", "exposed (ms/rank)", "overlapped (ms/rank)", "hidden %"},
+                            "busbw (GB/s)", "exposed (ms/GPU)", "overlapped (ms/GPU)", "hidden %"},
                            rows);
   if (num(cap, "collectives_omitted") > 0)
     body += note(html_escape(fmt::format("{} smaller groups left out.", fixed(num(cap, "collectives_omitted"), 0))));
   body += note("In nccl-tests terms: size is the per-GPU buffer (all-to-all: what each GPU sends in all; all-to-all-v: "
-               "the most any rank sends), time the mean kernel time per rank, algbw = size / time, busbw = algbw "
+               "the most any rank sends), time the mean kernel time, algbw = size / time, busbw = algbw "
                "\xC3\x97 2(n-1)/n for all-reduce, (n-1)/n for all-to-all, reduce-scatter and all-gather, 1 for send. "
-               "Exposed: kernel time while no compute kernel ran on the GPU; overlapped: hidden behind computation. "
-               "Grouped by kind, ranks and size, the busiest first.");
+               "Exposed: kernel time while no compute kernel ran on the GPU; overlapped: hidden behind computation; both "
+               "summed over the step, per GPU that ran the kernels. Grouped by kind, ranks and size, the busiest first.");
   return section("communication", "Communication", body);
 }
 
@@ -242,7 +242,7 @@ std::string calibration_section(const json& result) {
     for (const auto& prm : p["params"])
       rows.push_back({html_escape(str(prm, "group") + "." + str(prm, "name")), fmt::format("{:.6g}", num(prm, "value")),
                       origin_badge(str(prm, "origin")), "<span class=\"src\">" + html_escape(str(prm, "source")) + "</span>"});
-    body += "<h3>Parameters, their origin and source</h3>" + table({"parameter", "value", "origin", "source"}, rows, "params");
+    body += "<h3>Parameters, their origin and source</h3>" + table({"parameter", "value", "origin", "source"}, rows, "left");
     std::vector<std::vector<std::string>> ranges;
     for (const auto& r : p["ranges"])
       ranges.push_back({html_escape(str(r, "group") + "." + str(r, "name")), fmt::format("{:.6g}", num(r, "lo")),

@@ -193,6 +193,7 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
   // Collectives grouped as nccl-tests reports them: kind, ranks, size.
   struct Row {
     int64_t count = 0, kernels = 0, time = 0, exposed = 0, overlapped = 0;
+    std::set<int> gpus;  // that ran its kernels (with mirrored fidelity, fewer than its ranks)
   };
   std::map<std::tuple<int, size_t, double>, Row> groups;
   for (const sim::Collective& c : g.collectives()) {
@@ -201,7 +202,9 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
     for (uint32_t op : c.ops) {
       if (!ex.ops[op].done) continue;
       const auto [s, e] = iv(op);
-      const int64_t hidden = covered(compute_cover[g.streams()[ops[op].stream].gpu], s, e);
+      const int gpu = g.streams()[ops[op].stream].gpu;
+      const int64_t hidden = covered(compute_cover[gpu], s, e);
+      row.gpus.insert(gpu);
       ++row.kernels;
       row.time += e - s;
       row.overlapped += hidden;
@@ -214,8 +217,8 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
   for (size_t i = 0; i < sorted.size() && i < kMaxCollectiveRows; ++i) {
     const auto& [key, row] = sorted[i];
     const int64_t k = std::max<int64_t>(1, row.kernels);
-    const double per_rank = static_cast<double>(row.kernels) / static_cast<double>(std::max<int64_t>(1, row.count));
-    const auto per = [&](int64_t total) { return ns(static_cast<int64_t>(static_cast<double>(total) / std::max(1.0, per_rank))); };
+    const auto gpus = static_cast<int64_t>(std::max<size_t>(1, row.gpus.size()));
+    const auto per = [&](int64_t total) { return ns(total / gpus); };
     coll.push_back({{"kind", kind_label(std::get<0>(key))},
                     {"ranks", std::get<1>(key)},
                     {"bytes", std::get<2>(key)},

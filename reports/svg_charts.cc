@@ -119,7 +119,7 @@ std::string svg_stacked_bars(const StackedBars& ch) {
     for (double v : row) total += std::max(0.0, v);
     max_total = std::max(max_total, total);
   }
-  const double top = 8;
+  const double top = ch.limit > 0 ? 22 : 8;  // room for the limit's label above the bars
   const double bottom = top + kRowHeight * static_cast<double>(ch.rows.size()) + 4;
   std::string body;
   const Axis a = x_axis(body, max_total, top, bottom, ch.unit);
@@ -146,7 +146,7 @@ std::string svg_stacked_bars(const StackedBars& ch) {
     body += fmt::format("<line class=\"limit\" x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\"><title>{3}</title></line>",
                         c(a.x(ch.limit)), c(top - 4), c(bottom), html_escape(ch.limit_label));
     body += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"end\" class=\"limit-label\">{}</text>",
-                        c(a.x(ch.limit) - 3), c(bottom - 4), html_escape(ch.limit_label));
+                        c(a.x(ch.limit) - 3), c(top - 8), html_escape(ch.limit_label));
   }
   std::string leg;
   const double legend_h = legend(leg, ch.categories, bottom + 40);
