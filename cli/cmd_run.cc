@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/report_validation.h"
 #include "clustersim/version.h"
 #include "hw/user_error.h"
 #include "models/op_workload.h"
@@ -83,7 +84,13 @@ int cmd_run(const RunArgs& args) {
   for (const std::string& w : r.cost_warnings) std::cerr << "clustersim: warning: " << w << "\n";
 
   nlohmann::json extra;
-  if (capture) extra = reports::report_json(sc, r, std::move(step), {args.argv, read_text(args.file)});
+  if (capture) {
+    extra = reports::report_json(sc, r, std::move(step), {args.argv, read_text(args.file)});
+    if (sc.cost.profile) {
+      nlohmann::json v = profile_validation(*sc.cost.profile, args.file);
+      if (!v.is_null()) extra["validation"] = std::move(v);
+    }
+  }
   const std::string json_text = capture ? reports::result_json(r, version(), std::move(extra)).dump(2) + "\n" : "";
   const std::string text = args.format == "json" ? json_text : reports::result_console(r);
   if (out) out->stream() << text;

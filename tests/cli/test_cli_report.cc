@@ -114,3 +114,23 @@ TEST_CASE("report errors: exit 2, a clear message, no file written") {
   CHECK_FALSE(std::filesystem::exists(out));
   for (const auto& e : dir.entries()) CHECK((e == "r.json" || e.find(".json") != std::string::npos));
 }
+
+TEST_CASE("a calibrated run's report shows its profile, and predicted against measured where the data is found") {
+  TempDir dir;
+  const std::string stage = cs::test::source_dir() + "/scenarios/deepseek-v3-stage-h800.yaml";
+  REQUIRE(run_clustersim({"run", stage, "--report", dir.file("stage.html")}).exit_code == 0);
+  const std::string html = read_file(dir.file("stage.html"));
+  CHECK(contains(html, "<span class=\"origin origin-carried\">carried</span>"));
+  CHECK(contains(html, "Predicted against measured: profile h200 on its own data"));
+  // The held-out errors the README gives for the bundled H200 data.
+  CHECK(contains(html, "<td>FP8 GEMM, held out</td><td>56</td><td>4.3%</td><td>17.8%</td>"));
+  CHECK(contains(html, "<td>all-to-all, held out</td><td>48</td><td>2.7%</td><td>11.6%</td>"));
+  CHECK_FALSE(contains(html, "UNCALIBRATED"));
+
+  // Away from the repository the measurements are not found: the page says what the profile records.
+  write_file(dir.file("away.yaml"), read_file(stage));
+  REQUIRE(run_clustersim({"run", dir.file("away.yaml"), "--report", dir.file("away.html")}).exit_code == 0);
+  const std::string away = read_file(dir.file("away.html"));
+  CHECK_FALSE(contains(away, "Predicted against measured: profile"));
+  CHECK(contains(away, "the fit-quality figures the profile records"));
+}
