@@ -50,7 +50,8 @@ std::string breakdown_section(const json& result) {
     std::vector<double> v = {num(r, "compute_ns") * u.per_ns};
     for (const auto& k : kinds) v.push_back(num(r["exposed_ns"], k.c_str()) * u.per_ns);
     for (const char* c : {"optimizer_ns", "bubble_ns", "idle_ns"}) v.push_back(num(r, c) * u.per_ns);
-    ch.rows.push_back(str(r, "label") + " (GPU " + std::to_string(r.value("gpu", 0)) + ")");
+    ch.rows.push_back(str(cap, "role_kind") == "GPU" ? str(r, "label")
+                                                      : str(r, "label") + " (GPU " + std::to_string(r.value("gpu", 0)) + ")");
     std::vector<std::string> cells = {html_escape(ch.rows.back())};
     for (double x : v) cells.push_back(fixed(x, 3));
     rows.push_back(cells);
