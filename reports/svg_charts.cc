@@ -87,7 +87,7 @@ std::string open_svg(double height, const std::string& title, const std::string&
 
 std::string chart_color(int i) {
   static const char* const kPalette[] = {"#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
-                                         "#F0E442", "#999999", "#4E79A7", "#F28E2B", "#59A14F", "#B07AA1",
+                                         "#B8A200", "#999999", "#4E79A7", "#F28E2B", "#59A14F", "#B07AA1",
                                          "#76B7B2", "#FF9DA7", "#9C755F", "#BAB0AC"};
   constexpr int n = static_cast<int>(std::size(kPalette));
   return kPalette[((i % n) + n) % n];

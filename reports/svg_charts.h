@@ -9,7 +9,7 @@
 namespace cs::reports {
 
 // A colour for the i-th category, from a fixed palette readable in print and by most colour-blind
-// readers (Okabe-Ito, then Tableau).
+// readers (Okabe-Ito, its yellow darkened to show on white, then Tableau).
 std::string chart_color(int i);
 
 // About `target` round tick values covering [lo, hi] (steps of 1, 2 or 5 times a power of ten).
