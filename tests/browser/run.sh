@@ -9,6 +9,7 @@ chromium=${CLUSTERSIM_CHROMIUM:-/usr/bin/chromium}
 skip() { echo "SKIP: $* (scripts/deps.sh installs it)" >&2; exit 77; }
 [ -x "$chromium" ] || skip "no Chromium at $chromium"
 command -v node >/dev/null || skip "no Node.js"
+[ "$(node -p 'process.versions.node.split(".")[0]')" -ge 20 ] || skip "Node.js $(node --version) is older than 20, which playwright-core needs"
 [ -f "$src/tests/browser/node_modules/playwright-core/package.json" ] ||
   skip "no playwright-core in tests/browser/node_modules"
 rm -rf "$out" && mkdir -p "$out"
