@@ -49,7 +49,7 @@ TimeUnit time_unit(double scale_ns) {
 
 std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                   const std::string& cls) {
-  std::string out = "<table" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + "><thead><tr>";
+  std::string out = "<div class=\"scroll\"><table" + (cls.empty() ? std::string() : " class=\"" + cls + "\"") + "><thead><tr>";
   for (const auto& h : header) out += "<th>" + html_escape(h) + "</th>";
   out += "</tr></thead><tbody>";
   for (const auto& row : rows) {
@@ -57,7 +57,7 @@ std::string table(const std::vector<std::string>& header, const std::vector<std:
     for (const auto& cell : row) out += "<td>" + cell + "</td>";
     out += "</tr>";
   }
-  return out + "</tbody></table>";
+  return out + "</tbody></table></div>";
 }
 
 std::string section(const std::string& id, const std::string& title, const std::string& body) {
@@ -89,7 +89,9 @@ section{margin:18px 0 26px}
 .warn{color:var(--warn)} .ok{color:var(--ok)}
 .banner{border:1px solid #f0b37e;background:#fff4e8;padding:6px 10px;border-radius:4px}
 table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
-th,td{border-bottom:1px solid var(--line);padding:3px 8px;text-align:right;vertical-align:top}
+th,td{border-bottom:1px solid var(--line);padding:3px 8px;text-align:right;vertical-align:top;white-space:nowrap}
+table.left td,th{white-space:normal}
+.scroll{overflow-x:auto}
 th{font-weight:600;background:#f4f6f8}
 td:first-child,th:first-child{text-align:left}
 table.left td,table.left th{text-align:left}

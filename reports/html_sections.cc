@@ -179,14 +179,15 @@ std::string memory_section(const json& result) {
     used += v.get<double>();
     rows.push_back({html_escape(ch.categories.back()), fixed(v.get<double>() / gib, 2)});
   }
-  const double avail = num(mem, "available_bytes"), hbm = num(result["report"]["cluster"], "hbm_gb") * 1e9;
+  // The catalog's "80 GB" is 80 GiB, as the memory model reads it (models/memory_model.cc).
+  const double avail = num(mem, "available_bytes"), hbm = num(result["report"]["cluster"], "hbm_gb") * gib;
   ch.rows = {"pipeline rank " + std::to_string(mem.value("pp_rank", 0))};
   ch.values = {values};
   ch.limit = avail / gib;
   ch.limit_label = fmt::format("available {:.1f} GiB", avail / gib);
   rows.push_back({"<strong>total</strong>", "<strong>" + fixed(used / gib, 2) + "</strong>"});
-  rows.push_back({"available to the run", fixed(avail / gib, 2)});
-  if (hbm > 0) rows.push_back({"HBM (datasheet)", fixed(hbm / gib, 2)});
+  rows.push_back({"available (what the driver reports)", fixed(avail / gib, 2)});
+  if (hbm > 0) rows.push_back({"HBM (datasheet, as GiB)", fixed(hbm / gib, 2)});
   std::string body = svg_stacked_bars(ch) + table({"category", "GiB"}, rows);
   body += note(html_escape(fmt::format("The pipeline rank with the most memory, under the {} schedule's activation shape: "
                                        "{} the memory available.", str(mem, "schedule"),
@@ -202,20 +203,21 @@ std::string communication_section(const json& result) {
     const double ranks = num(c, "ranks"), bytes = num(c, "bytes"), t_ns = num(c, "time_ns");
     const double algbw = t_ns > 0 ? bytes / t_ns : 0;  // bytes per ns = GB/s
     const double exposed = num(c, "exposed_ns"), hidden = num(c, "overlapped_ns");
-    rows.push_back({html_escape(kind), fixed(ranks, 0), html_escape(bytes_iec(bytes)), fixed(bytes, 0),
+    rows.push_back({html_escape(kind), fixed(ranks, 0),
+                    "<span title=\"" + fixed(bytes, 0) + " bytes\">" + html_escape(bytes_iec(bytes)) + "</span>",
                     fixed(num(c, "count"), 0), fixed(t_ns * 1e-3, 1), fixed(algbw, 1),
                     fixed(algbw * busbw_factor(kind, ranks), 1), fixed(exposed * 1e-6, 3), fixed(hidden * 1e-6, 3),
                     exposed + hidden > 0 ? fixed(100 * hidden / (exposed + hidden), 1) : ""});
   }
   std::string body =
       rows.empty() ? note("The run has no communication.")
-                   : table({"collective", "ranks", "size", "bytes", "count", "time (\xC2\xB5s)", "algbw (GB/s)",
+                   : table({"collective", "ranks", "size", "count", "time (\xC2\xB5s)", "algbw (GB/s)",
                             "busbw (GB/s)", "exposed (ms/GPU)", "overlapped (ms/GPU)", "hidden %"},
                            rows);
   if (num(cap, "collectives_omitted") > 0)
     body += note(html_escape(fmt::format("{} smaller groups left out.", fixed(num(cap, "collectives_omitted"), 0))));
   body += note("In nccl-tests terms: size is the per-GPU buffer (all-to-all: what each GPU sends in all; all-to-all-v: "
-               "the most any rank sends), time the mean kernel time, algbw = size / time, busbw = algbw "
+               "the most any rank sends; hover for the bytes), time the mean kernel time, algbw = size / time, busbw = algbw "
                "\xC3\x97 2(n-1)/n for all-reduce, (n-1)/n for all-to-all, reduce-scatter and all-gather, 1 for send. "
                "Exposed: kernel time while no compute kernel ran on the GPU; overlapped: hidden behind computation; both "
                "summed over the step, per GPU that ran the kernels. Grouped by kind, ranks and size, the busiest first.");
