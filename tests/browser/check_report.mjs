@@ -1,6 +1,7 @@
 // Opens clustersim HTML reports in headless Chromium and checks them: no console error, no page
 // error, no dialog, no request beyond the file itself (the page must work offline), every section
-// and its charts in the DOM. Takes a full-page screenshot of each and prints its load time.
+// and its charts in the DOM. Takes a full-page screenshot and an A4 PDF print of each, and prints
+// its load time.
 //
 //   node check_report.mjs --chromium /usr/bin/chromium --shots DIR [--escaped TEXT] [--sweep] REPORT.html...
 //   node check_report.mjs --chromium /usr/bin/chromium --shots DIR --self-test REPORT.html
@@ -60,11 +61,15 @@ async function check(browser, file, opts, shot) {
   if (facts.scripts !== 0) problems.push(`${facts.scripts} <script> element(s) in the DOM`);
   if (opts.sweep && !facts.sweep) problems.push('no sweep section');
   if (opts.escaped != null && facts.h1 !== opts.escaped) problems.push(`the scenario name shows as ${JSON.stringify(facts.h1)}`);
-  if (shot) await page.screenshot({ path: shot, fullPage: true });
+  if (shot) {
+    await page.screenshot({ path: shot, fullPage: true });
+    // Printable: the page prints to A4 (print styles applied) without an error.
+    await page.pdf({ path: shot.replace(/\.png$/, '.pdf'), format: 'A4', printBackground: true });
+  }
   await page.close();
   const size = fs.statSync(file).size;
   console.log(`${path.basename(file)}: ${(size / 1e6).toFixed(2)} MB, ${facts.charts} charts, load ${facts.loadMs.toFixed(0)} ms` +
-              (shot ? `, screenshot ${shot}` : '') + (problems.length ? `, ${problems.length} problem(s)` : ', ok'));
+              (shot ? `, screenshot ${shot} and its PDF` : '') + (problems.length ? `, ${problems.length} problem(s)` : ', ok'));
   return problems;
 }
 
