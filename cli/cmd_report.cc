@@ -42,6 +42,8 @@ nlohmann::json read_result(const std::string& path) {
 }  // namespace
 
 int cmd_report(const std::string& result_file, const std::string& out_path) {
+  if (same_file(result_file, out_path))
+    throw hw::UserError(out_path, 0, 0, "-o names the result file itself; the report would replace it");
   const nlohmann::json doc = read_result(result_file);
   reports::AtomicFile out(out_path);
   std::string html;

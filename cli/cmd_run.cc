@@ -29,10 +29,6 @@ void check_stdout() {
   if (!std::cout) throw hw::UserError("<stdout>", 0, 0, "cannot write the result (disk full or closed pipe?)");
 }
 
-namespace {
-
-// Whether two output paths name one file (through `..`, `.` or symbolic links): each output would
-// replace the other.
 bool same_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
   std::error_code ec_a, ec_b;
@@ -40,6 +36,8 @@ bool same_file(const std::string& a, const std::string& b) {
   if (!ec_a && !ec_b) return ca == cb;
   return fs::absolute(a, ec_a).lexically_normal() == fs::absolute(b, ec_b).lexically_normal();
 }
+
+namespace {
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

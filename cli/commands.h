@@ -56,6 +56,9 @@ int cmd_model_list();
 int cmd_model_show(const ModelShowArgs& args);
 int cmd_schedule_show(const ScheduleShowArgs& args);
 const char* version();
+// Whether two paths name one file (through `..`, `.` or symbolic links): writing one would replace
+// the other.
+bool same_file(const std::string& a, const std::string& b);
 // Throws hw::UserError when standard output could not take what was written.
 void check_stdout();
 

@@ -106,6 +106,14 @@ TEST_CASE("report errors: exit 2, a clear message, no file written") {
     CHECK(r.exit_code == 2);
     CHECK_FALSE(std::filesystem::exists(dir.file("r2.json")));
   }
+  SECTION("-o naming the result file itself") {
+    REQUIRE(run_clustersim({"run", scenario(), "--format", "json", "--out", dir.file("r.json")}).exit_code == 0);
+    const std::string before = read_file(dir.file("r.json"));
+    const auto r = run_clustersim({"report", dir.file("r.json"), "-o", dir.path() + "/./r.json"});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "-o names the result file itself"));
+    CHECK(read_file(dir.file("r.json")) == before);
+  }
   SECTION("--report and --out naming one file") {
     const auto r = run_clustersim({"run", scenario(), "--out", dir.file("same"), "--report", dir.file("same")});
     CHECK(r.exit_code == 2);
