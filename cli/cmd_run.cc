@@ -1,9 +1,12 @@
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/report_validation.h"
 #include "clustersim/version.h"
 #include "hw/user_error.h"
 #include "models/op_workload.h"
@@ -11,7 +14,10 @@
 #include "models/scenario_runner.h"
 #include "models/training_run.h"
 #include "reports/atomic_file.h"
+#include "reports/html_report.h"
+#include "reports/report_data.h"
 #include "reports/run_report.h"
+#include "reports/step_capture.h"
 
 namespace cs::cli {
 
@@ -23,10 +29,6 @@ void check_stdout() {
   if (!std::cout) throw hw::UserError("<stdout>", 0, 0, "cannot write the result (disk full or closed pipe?)");
 }
 
-namespace {
-
-// Whether two output paths name one file (through `..`, `.` or symbolic links): each output would
-// replace the other.
 bool same_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
   std::error_code ec_a, ec_b;
@@ -35,23 +37,41 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::absolute(a, ec_a).lexically_normal() == fs::absolute(b, ec_b).lexically_normal();
 }
 
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 }  // namespace
 
 int cmd_run(const RunArgs& args) {
   if (!args.out.empty() && !args.trace.empty() && same_file(args.out, args.trace))
     throw hw::UserError(args.out, 0, 0, "--out and --trace name the same file");
+  for (const std::string* other : {&args.out, &args.trace})
+    if (!args.report.empty() && !other->empty() && same_file(args.report, *other))
+      throw hw::UserError(args.report, 0, 0, "--report names the same file as --out or --trace");
   const models::Scenario sc = models::load_scenario_file(args.file);
   const models::OpWorkload work = models::build_op_workload(sc);
   // Open the outputs before the run so that an unwritable path fails at once, and write them by
   // rename only after everything succeeded.
-  std::optional<reports::AtomicFile> out, trace;
+  std::optional<reports::AtomicFile> out, trace, report;
   if (!args.out.empty()) out.emplace(args.out);
   if (!args.trace.empty()) trace.emplace(args.trace);
+  if (!args.report.empty()) report.emplace(args.report);
 
   std::cerr << "clustersim: running '" << sc.name << "' (" << sc.cluster.gpus << " x " << sc.cluster.gpu.name
             << ", " << work.stream_names.size() << " streams, " << work.graph.ops().size() << " ops)\n";
   models::RunOptions options;
   if (trace) options.trace = &trace->stream();
+  // A JSON result carries what the HTML report needs, so that `clustersim report` can render it later.
+  const bool capture = report || args.format == "json";
+  nlohmann::json step;
+  if (capture)
+    options.inspect = [&](const models::OpWorkload& w, const sim::ExecResult& ex) { step = reports::capture_step(w, ex); };
   models::RunResult r = models::run_scenario(sc, work, options);
   if (sc.training) {
     std::cerr << "clustersim: simulating the other representative steps of the training run\n";
@@ -61,20 +81,34 @@ int cmd_run(const RunArgs& args) {
     std::cerr << "clustersim: warning: costs are uncalibrated (" << r.cost_model << ")\n";
   for (const std::string& w : r.cost_warnings) std::cerr << "clustersim: warning: " << w << "\n";
 
-  const std::string text = args.format == "json" ? reports::result_json(r, version()).dump(2) + "\n"
-                                                 : reports::result_console(r);
+  nlohmann::json extra;
+  if (capture) {
+    extra = reports::report_json(sc, r, std::move(step), {args.argv, read_text(args.file)});
+    if (sc.cost.profile) {
+      nlohmann::json v = profile_validation(*sc.cost.profile, args.file);
+      if (!v.is_null()) extra["validation"] = std::move(v);
+    }
+  }
+  const std::string json_text = capture ? reports::result_json(r, version(), std::move(extra)).dump(2) + "\n" : "";
+  const std::string text = args.format == "json" ? json_text : reports::result_console(r);
   if (out) out->stream() << text;
+  // The page is rendered from the JSON text, as `clustersim report` renders it from the file: the
+  // same bytes either way.
+  if (report) report->stream() << reports::render_html(nlohmann::json::parse(json_text));
   // Every output is fully written before any is renamed into place.
   if (out) out->finish_writing();
   if (trace) trace->finish_writing();
+  if (report) report->finish_writing();
   if (!out) {
     std::cout << text;
     check_stdout();
   }
   if (out) out->commit();
   if (trace) trace->commit();
+  if (report) report->commit();
   if (out) std::cerr << "clustersim: wrote " << args.out << "\n";
   if (trace) std::cerr << "clustersim: wrote trace " << args.trace << " (open it in ui.perfetto.dev)\n";
+  if (report) std::cerr << "clustersim: wrote report " << args.report << " (open it in a browser)\n";
   return 0;
 }
 

@@ -12,6 +12,8 @@ struct RunArgs {
   std::string format = "console";
   std::string out;    // empty: stdout
   std::string trace;  // empty: no trace
+  std::string report;  // empty: no HTML report
+  std::vector<std::string> argv;  // the command line, echoed in the report
 };
 
 int cmd_run(const RunArgs& args);
@@ -28,6 +30,8 @@ struct SweepArgs {
 };
 
 int cmd_sweep(const SweepArgs& args);
+// Renders a saved result (clustersim run --format json) as the HTML report.
+int cmd_report(const std::string& result_file, const std::string& out);
 int cmd_check(const std::vector<std::string>& files);
 struct ModelShowArgs {
   std::string name;  // zoo name or model file
@@ -72,6 +76,9 @@ int cmd_model_list();
 int cmd_model_show(const ModelShowArgs& args);
 int cmd_schedule_show(const ScheduleShowArgs& args);
 const char* version();
+// Whether two paths name one file (through `..`, `.` or symbolic links): writing one would replace
+// the other.
+bool same_file(const std::string& a, const std::string& b);
 // Throws hw::UserError when standard output could not take what was written.
 void check_stdout();
 

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Examples:\n"
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml\n"
+      "  clustersim run scenarios/deepseek-v3-pretrain-h800.yaml --report report.html\n"
       "  clustersim check scenarios/*.yaml\n"
       "  clustersim sweep scenarios/deepseek-v3-pretrain-h800.yaml --comm-sms 0:48:4\n"
       "  clustersim hw show h800-2048\n"
@@ -29,10 +30,22 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run_cmd->add_option("--out", run.out, "Write the result to this file (atomically) instead of stdout");
   run_cmd->add_option("--trace", run.trace, "Write a Perfetto/Chrome trace (JSON) to this file");
+  run_cmd->add_option("--report", run.report, "Write a self-contained HTML report to this file");
   run_cmd->footer(
-      "Example:\n"
+      "Examples:\n"
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml --format json --out result.json \\\n"
-      "      --trace trace.json     # then open trace.json in ui.perfetto.dev");
+      "      --trace trace.json     # then open trace.json in ui.perfetto.dev\n"
+      "  clustersim run scenarios/deepseek-v3-pretrain-h800.yaml --report report.html");
+  run.argv.assign(argv, argv + argc);
+
+  std::string report_in, report_out;
+  CLI::App* report_cmd = app.add_subcommand("report", "Render a saved result (run --format json) as an HTML report");
+  report_cmd->add_option("RESULT", report_in, "A result JSON file written by clustersim run --format json")->required();
+  report_cmd->add_option("-o,--out", report_out, "The HTML file written (atomically)")->required();
+  report_cmd->footer(
+      "Example:\n"
+      "  clustersim run scenarios/deepseek-v3-pretrain-h800.yaml --format json --out result.json\n"
+      "  clustersim report result.json -o report.html");
 
   SweepArgs sweep;
   CLI::App* sweep_cmd =
@@ -168,6 +181,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*run_cmd) return cmd_run(run);
+    if (*report_cmd) return cmd_report(report_in, report_out);
     if (*check_cmd) return cmd_check(files);
     if (*sweep_cmd) return cmd_sweep(sweep);
     if (*compare_cmd) return cmd_compare(cmp);

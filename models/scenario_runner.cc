@@ -91,6 +91,7 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
                             cl.partitions[st.partition].name + "' more SMs");
   }
   if (trace) trace->finish(ex.makespan);
+  if (options.inspect) options.inspect(work, ex);
 
   RunResult r;
   r.scenario = sc.name;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <utility>
 #include <ostream>
@@ -12,6 +13,7 @@
 #include "models/scenario.h"
 #include "models/step_breakdown.h"
 #include "models/training_result.h"
+#include "sim/executor.h"
 #include "sim/time.h"
 
 namespace cs::models {
@@ -77,6 +79,10 @@ struct RunResult {
 
 struct RunOptions {
   std::ostream* trace = nullptr;  // Perfetto JSON is streamed here when set
+  // Called once after a successful run with the op graph and every op's timing, for a caller that
+  // reads the run op by op (the HTML report's timeline and collective table) without RunResult
+  // holding per-op data for every run.
+  std::function<void(const OpWorkload&, const sim::ExecResult&)> inspect;
 };
 
 // Builds the op graph (UserError on bad references or cycles) and runs it. Ops that never run

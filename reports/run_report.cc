@@ -94,7 +94,7 @@ std::string step_console(const models::StepBreakdown& b) {
 
 }  // namespace
 
-nlohmann::json result_json(const models::RunResult& r, const std::string& version) {
+nlohmann::json result_json(const models::RunResult& r, const std::string& version, nlohmann::json report) {
   using nlohmann::json;
   json parts = json::array();
   for (const auto& p : r.partitions) parts.push_back({{"name", p.name}, {"sms", p.sms}});
@@ -153,6 +153,7 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
   }
   if (r.step) out["step"] = step_json(*r.step);
   if (r.training) out["training"] = training_json(*r.training);
+  if (!report.is_null()) out["report"] = std::move(report);
   return out;
 }
 

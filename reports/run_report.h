@@ -9,9 +9,12 @@
 
 namespace cs::reports {
 
-inline constexpr int kResultSchemaVersion = 1;
+// 2: the `report` object (reports/report_data.h), present when the caller captured the run.
+inline constexpr int kResultSchemaVersion = 2;
 
-nlohmann::json result_json(const models::RunResult& r, const std::string& clustersim_version);
+// `report`, when given (not null), is added as the document's `report` object.
+nlohmann::json result_json(const models::RunResult& r, const std::string& clustersim_version,
+                           nlohmann::json report = nullptr);
 std::string result_console(const models::RunResult& r);
 
 }  // namespace cs::reports

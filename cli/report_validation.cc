@@ -1,0 +1,89 @@
+#include "cli/report_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "calibrate/measurements.h"
+#include "calibrate/validate.h"
+#include "hw/gpu_catalog.h"
+#include "hw/user_error.h"
+
+namespace cs::cli {
+
+namespace {
+
+constexpr int kHoldoutEvery = 4;  // as the bundled profiles were fitted (README, Calibration)
+constexpr size_t kWorstCases = 8;
+
+// `path` from the scenario's folder or one of the three above it (not from the current folder: the
+// page would then depend on where the command ran).
+std::string locate(const std::string& path, const std::string& scenario_file) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir = fs::absolute(scenario_file, ec).parent_path();
+  for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    const fs::path p = dir / path;
+    if (fs::is_regular_file(p, ec)) return p.string();
+    if (dir == dir.parent_path()) break;
+  }
+  return "";
+}
+
+nlohmann::json summary(const char* what, const calibrate::FitStats& s) {
+  return {{"what", what}, {"cases", s.cases}, {"median", s.median_error}, {"worst", s.worst_error}};
+}
+
+}  // namespace
+
+nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::string& scenario_file) {
+  calibrate::MeasurementSet set;
+  std::vector<std::string> named;
+  for (const std::string& entry : profile.fitted_from) {
+    const std::string path = entry.substr(0, entry.find(": "));
+    const std::string found = locate(path, scenario_file);
+    if (found.empty()) return nullptr;
+    try {
+      calibrate::read_measurements(found, set);
+    } catch (const hw::UserError&) {
+      return nullptr;
+    }
+    named.push_back(path);
+  }
+  if (set.sources.empty()) return nullptr;
+  const hw::GpuSpec* gpu = nullptr;
+  for (const hw::GpuSpec& g : hw::gpu_catalog())
+    if (calibrate::measured_on(set.sources.front(), g.name)) gpu = &g;
+  if (!gpu) return nullptr;
+  for (const calibrate::Provenance& src : set.sources)
+    if (!calibrate::measured_on(src, gpu->name)) return nullptr;
+  const hw::GpuProfile* checked = &profile;
+  std::string note = "Every case of the measurements the profile names, simulated under the profile; every " +
+                     std::to_string(kHoldoutEvery) + "th shape and grid cell was held out of the fit.";
+  if (gpu->name != profile.gpu) {
+    checked = hw::find_profile(gpu->name);
+    if (!checked) return nullptr;
+    note += " The " + profile.gpu + " profile is carried over from these " + gpu->name +
+            " measurements, so the bundled " + gpu->name + " profile it was carried from is the one checked here.";
+  }
+  const calibrate::Validation v = calibrate::validate_profile(*checked, *gpu, set, kHoldoutEvery);
+  std::vector<const calibrate::CaseCheck*> worst;
+  for (const auto& c : v.cases) worst.push_back(&c);
+  std::stable_sort(worst.begin(), worst.end(),
+                   [](auto* a, auto* b) { return std::abs(a->error()) > std::abs(b->error()); });
+  if (worst.size() > kWorstCases) worst.resize(kWorstCases);
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto* c : worst)
+    cases.push_back({{"kind", c->kind}, {"label", c->label}, {"measured_us", c->measured_us},
+                     {"predicted_us", c->predicted_us}, {"held_out", c->held_out}});
+  return {{"profile", checked->gpu},
+          {"data", named},
+          {"holdout_every", kHoldoutEvery},
+          {"summary",
+           {summary("FP8 GEMM, held out", v.gemm_held), summary("FP8 GEMM, all", v.gemm_all),
+            summary("all-to-all, held out", v.comm_held), summary("all-to-all, all", v.comm_all)}},
+          {"cases", cases},
+          {"note", note}};
+}
+
+}  // namespace cs::cli
