@@ -1,23 +1,18 @@
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "cli/commands.h"
-#include "cli/report_validation.h"
+#include "cli/run_document.h"
 #include "clustersim/version.h"
 #include "hw/user_error.h"
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
-#include "models/training_run.h"
 #include "reports/atomic_file.h"
 #include "reports/html_report.h"
-#include "reports/report_data.h"
 #include "reports/run_report.h"
-#include "reports/step_capture.h"
 
 namespace cs::cli {
 
@@ -37,17 +32,6 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::absolute(a, ec_a).lexically_normal() == fs::absolute(b, ec_b).lexically_normal();
 }
 
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
-
 int cmd_run(const RunArgs& args) {
   if (!args.out.empty() && !args.trace.empty() && same_file(args.out, args.trace))
     throw hw::UserError(args.out, 0, 0, "--out and --trace name the same file");
@@ -65,31 +49,11 @@ int cmd_run(const RunArgs& args) {
 
   std::cerr << "clustersim: running '" << sc.name << "' (" << sc.cluster.gpus << " x " << sc.cluster.gpu.name
             << ", " << work.stream_names.size() << " streams, " << work.graph.ops().size() << " ops)\n";
-  models::RunOptions options;
-  if (trace) options.trace = &trace->stream();
   // A JSON result carries what the HTML report needs, so that `clustersim report` can render it later.
   const bool capture = report || args.format == "json";
-  nlohmann::json step;
-  if (capture)
-    options.inspect = [&](const models::OpWorkload& w, const sim::ExecResult& ex) { step = reports::capture_step(w, ex); };
-  models::RunResult r = models::run_scenario(sc, work, options);
-  if (sc.training) {
-    std::cerr << "clustersim: simulating the other representative steps of the training run\n";
-    r.training = models::predict_training(sc, r);
-  }
-  if (!r.calibrated)
-    std::cerr << "clustersim: warning: costs are uncalibrated (" << r.cost_model << ")\n";
-  for (const std::string& w : r.cost_warnings) std::cerr << "clustersim: warning: " << w << "\n";
-
-  nlohmann::json extra;
-  if (capture) {
-    extra = reports::report_json(sc, r, std::move(step), {args.argv, read_text(args.file)});
-    if (sc.cost.profile) {
-      nlohmann::json v = profile_validation(*sc.cost.profile, args.file);
-      if (!v.is_null()) extra["validation"] = std::move(v);
-    }
-  }
-  const std::string json_text = capture ? reports::result_json(r, version(), std::move(extra)).dump(2) + "\n" : "";
+  const RunDocument d = run_document(sc, work, args.file, args.argv, capture, trace ? &trace->stream() : nullptr);
+  const models::RunResult& r = d.result;
+  const std::string json_text = capture ? d.document.dump(2) + "\n" : "";
   const std::string text = args.format == "json" ? json_text : reports::result_console(r);
   if (out) out->stream() << text;
   // The page is rendered from the JSON text, as `clustersim report` renders it from the file: the

@@ -27,6 +27,8 @@ struct SweepArgs {
   std::string out;  // empty: stdout
   int jobs = 0;     // 0: one per hardware thread
   bool no_training = false;
+  std::string report;             // empty: no HTML report
+  std::vector<std::string> argv;  // the command line, echoed in the report
 };
 
 int cmd_sweep(const SweepArgs& args);

@@ -65,6 +65,9 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "Points simulated at once (0: one per hardware thread)")
       ->check(CLI::Range(0, 1024))->capture_default_str();
   sweep_cmd->add_flag("--no-training", sweep.no_training, "Skip the training-run prediction of each point");
+  sweep_cmd->add_option("--report", sweep.report,
+                        "Write the HTML report of the scenario's own split with the sweep's chart (one more run)");
+  sweep.argv.assign(argv, argv + argc);
   sweep_cmd->footer(
       "Example:\n"
       "  clustersim sweep scenarios/deepseek-v3-pretrain-h800.yaml --comm-sms 0:48:4\n"

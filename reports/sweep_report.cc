@@ -44,6 +44,16 @@ nlohmann::json sweep_json(const models::Scenario& sc, const models::SmSweep& s, 
           {"best", {{"comm_sms", s.points[s.best].comm_sms}, {"makespan_ms", ms(s.points[s.best])}}}};
 }
 
+nlohmann::json sweep_chart(const models::SmSweep& s) {
+  nlohmann::json points = nlohmann::json::array();
+  for (const auto& p : s.points) points.push_back({{"x", p.comm_sms}, {"predicted", ms(p)}});
+  return {{"title", "Step time against the SMs of '" + s.comm_partition + "' (taken from '" + s.compute_partition +
+                        "'; 0: no reserved partition); best " + std::to_string(s.points[s.best].comm_sms)},
+          {"x_label", "communication SMs"},
+          {"y_label", "makespan (ms)"},
+          {"points", points}};
+}
+
 std::string sweep_console(const models::Scenario& sc, const models::SmSweep& s) {
   const auto& first = s.points.front().result;
   const bool training = first.training.has_value();

@@ -13,5 +13,8 @@ inline constexpr int kSweepSchemaVersion = 1;
 
 nlohmann::json sweep_json(const models::Scenario& sc, const models::SmSweep& s, const std::string& clustersim_version);
 std::string sweep_console(const models::Scenario& sc, const models::SmSweep& s);
+// The sweep as the HTML report's `report.sweep` chart (reports/html_report.h): step time against
+// communication SMs.
+nlohmann::json sweep_chart(const models::SmSweep& s);
 
 }  // namespace cs::reports

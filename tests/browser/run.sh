@@ -22,7 +22,9 @@ check="node $src/tests/browser/check_report.mjs --chromium $chromium --shots $ou
 "$bin" report "$out/deepseek.json" -o "$out/deepseek-v3-pretrain-h800.html"
 $check "$out/gemm-a2a-overlap-h800.html" "$out/deepseek-v3-pretrain-h800.html"
 
-# A result holding a sweep renders its chart.
+# A result holding a sweep renders its chart: `clustersim sweep --report`, and a saved result with
+# a measured curve added (the line chart's second series).
+"$bin" sweep "$src/scenarios/gemm-a2a-overlap-h800.yaml" --comm-sms 0:48:8 --report "$out/sm-sweep.html" >/dev/null
 "$bin" run "$src/scenarios/gemm-a2a-overlap-h800.yaml" --format json --out "$out/plain.json"
 node -e '
   const fs = require("fs"); const r = JSON.parse(fs.readFileSync(process.argv[1]));
@@ -31,7 +33,7 @@ node -e '
              {x: 32, predicted: 12.8}]};
   fs.writeFileSync(process.argv[2], JSON.stringify(r));' "$out/plain.json" "$out/sweep.json"
 "$bin" report "$out/sweep.json" -o "$out/sweep.html"
-$check --sweep "$out/sweep.html"
+$check --sweep "$out/sm-sweep.html" "$out/sweep.html"
 
 # A scenario whose strings are markup meant to run shows them as text, and nothing runs.
 name='<script>window.__clustersim_pwned=1;alert(1)</script>'

@@ -61,3 +61,19 @@ TEST_CASE("sweep refuses sizes it cannot use with exit 2 and writes nothing", "[
   CHECK(r.exit_code == 2);
   CHECK(contains(r.err, "--comm-sms: '4-8' is not a list of whole numbers >= 0"));
 }
+
+TEST_CASE("sweep --report writes the scenario's own split with the sweep's chart", "[cli][sweep][report]") {
+  TempDir dir;
+  const std::string page = dir.file("sweep.html");
+  const RunOutput r = run_clustersim({"sweep", scenario(), "--comm-sms", "8,20,32", "--report", page});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "<- best"));
+  const std::string html = cs::test::read_file(page);
+  CHECK(contains(html, "id=\"sweep\""));
+  CHECK(contains(html, "Step time against the SMs of &#39;comm&#39;"));
+  CHECK(contains(html, "11.907 ms"));  // the page's run is the scenario's own 20-SM split
+  const RunOutput same = run_clustersim({"sweep", scenario(), "--comm-sms", "8,20,32", "--report", page, "--out", page});
+  CHECK(same.exit_code == 2);
+  CHECK(contains(same.err, "--report names the same file as --out"));
+}
