@@ -51,6 +51,13 @@ sim::Time simulate_gemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const G
   return node.run(g);
 }
 
+sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k) {
+  Node node(p, gpu, 1, gpu.sms);
+  sim::OpGraph g;
+  g.add_compute(g.add_stream(0, 0, "kernel"), k, "kernel");
+  return node.run(g);
+}
+
 sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const AllToAllCase& c) {
   Node node(p, gpu, c.gpus, c.ctas);
   sim::OpGraph g;

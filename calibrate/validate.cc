@@ -5,6 +5,7 @@
 
 #include "calibrate/comm_fit.h"
 #include "calibrate/gemm_fit.h"
+#include "models/layer_ops.h"
 #include "calibrate/sim_cases.h"
 
 namespace cs::calibrate {
@@ -97,6 +98,36 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
     k.beyond_range = !(in(p.comm_range, "ctas", c.ctas) && in(p.comm_range, "size_bytes", c.size_bytes));
     v.cases.push_back(k);
   }
+  // Attention and memory-bound kernels, where the profile has them: the calls its fit used (SDPA's
+  // own backend pick; fused kernels), as a model workload's ops would run them.
+  if (p.kernels.present()) {
+    for (const AttentionCase& c : set.attentions) {
+      if (c.backend != "default") continue;
+      CaseCheck k;
+      k.kind = "attention";
+      k.label = c.name + (c.backward ? " backward" : " forward");
+      k.measured_us = c.time_us;
+      const double flops = models::attention_flops(static_cast<double>(c.batch), c.heads, c.seq, c.d_qk, c.d_v, true,
+                                                   c.backward);
+      k.predicted_us = simulate_kernel(p, gpu, {flops, 0, sim::DType::kBf16,
+                                                c.backward ? sim::ComputeKind::kAttentionBackward
+                                                           : sim::ComputeKind::kAttentionForward})
+                           .to_seconds() * 1e6;
+      v.cases.push_back(k);
+    }
+    for (const MemoryBoundCase& c : set.memory_bound) {
+      if (c.variant != "compiled") continue;
+      CaseCheck k;
+      k.kind = "memory_bound";
+      k.label = c.op + " (" + c.variant + ")";
+      k.measured_us = c.time_us;
+      k.predicted_us =
+          simulate_kernel(p, gpu, {0, c.bytes, sim::DType::kBf16, sim::ComputeKind::kMemoryBound}).to_seconds() * 1e6;
+      v.cases.push_back(k);
+    }
+  }
+  v.attention = stats(v.cases, "attention", false);
+  v.memory_bound = stats(v.cases, "memory_bound", false);
   for (const OverlapCase& c : set.overlaps) {
     CaseCheck k;
     k.kind = "overlap";

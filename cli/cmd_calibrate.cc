@@ -51,6 +51,8 @@ void print_validation(const calibrate::Validation& v, bool every_case) {
   print_stats("FP8 GEMM, all", v.gemm_all);
   print_stats("all-to-all, held out", v.comm_held);
   print_stats("all-to-all, all", v.comm_all);
+  if (v.attention.cases > 0) print_stats("attention (fitted)", v.attention);
+  if (v.memory_bound.cases > 0) print_stats("memory-bound (fitted)", v.memory_bound);
   if (v.overlap.cases > 0) print_stats("overlap makespan (unfitted)", v.overlap);
   for (const auto& o : v.optima) {
     std::printf("  best all-to-all SMs for %d GEMMs + %d all-to-alls of %s: measured %d, predicted %d (%d sweep steps apart)\n",

@@ -81,7 +81,8 @@ nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::stri
           {"holdout_every", kHoldoutEvery},
           {"summary",
            {summary("FP8 GEMM, held out", v.gemm_held), summary("FP8 GEMM, all", v.gemm_all),
-            summary("all-to-all, held out", v.comm_held), summary("all-to-all, all", v.comm_all)}},
+            summary("all-to-all, held out", v.comm_held), summary("all-to-all, all", v.comm_all),
+            summary("attention, fitted", v.attention), summary("memory-bound, fitted", v.memory_bound)}},
           {"cases", cases},
           {"note", note}};
 }

@@ -50,6 +50,7 @@ nlohmann::json profile_json(const hw::GpuProfile& p) {
   };
   add("gemm", p.gemm_params);
   add("comm", p.comm_params);
+  add("kernels", p.kernel_params);
   const auto add_range = [&](const char* group, const std::map<std::string, hw::ProfileRange>& m) {
     for (const auto& [name, r] : m) ranges.push_back({{"group", group}, {"name", name}, {"lo", r.lo}, {"hi", r.hi}});
   };

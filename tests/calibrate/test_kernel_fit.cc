@@ -2,8 +2,12 @@
 // each kind by them, and the bundled H200 measurements read and fit as the profile says.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <vector>
+
 #include "calibrate/kernel_fit.h"
 #include "calibrate/measurements.h"
+#include "calibrate/validate.h"
 #include "hw/calibrated_cost.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
@@ -98,4 +102,27 @@ TEST_CASE("the H200 attention and memory-bound data read and fit as the bundled 
   CHECK(f.model.elementwise_GBps < 0.7 * 4800);
   CHECK(f.attn_fwd.median_error < 0.05);
   CHECK(f.attn_bwd.median_error < 0.10);
+}
+
+TEST_CASE("validate runs the attention and memory-bound calls through the engine", "[calibrate][data]") {
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/attention.json", set);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/memory_bound.json", set);
+  const hw::GpuProfile& p = *hw::find_profile("h200");
+  const calibrate::Validation v = calibrate::validate_profile(p, *hw::find_gpu("h200"), set, 4);
+  CHECK(v.attention.cases == 20);  // 10 shapes, forward and backward, SDPA's own backend
+  CHECK(v.memory_bound.cases == 8);
+  // On the whole GPU the engine's time is the fit's closed form (kernel_model_us).
+  std::vector<double> closed;
+  for (const auto& a : set.attentions)
+    if (a.backend == "default") closed.push_back(calibrate::kernel_model_us(p.kernels, a));
+  size_t i = 0;
+  for (const auto& c : v.cases)
+    if (c.kind == "attention") CHECK(c.predicted_us == Approx(closed.at(i++)).epsilon(1e-6));
+  CHECK(i == closed.size());
+  for (const auto& c : v.cases) {
+    INFO(c.kind << " " << c.label);
+    if (c.kind == "memory_bound") CHECK(std::abs(c.error()) < 0.40);
+    if (c.kind == "attention") CHECK(std::abs(c.error()) < 0.25);
+  }
 }
