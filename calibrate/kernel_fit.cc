@@ -1,6 +1,8 @@
 #include "calibrate/kernel_fit.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -48,14 +50,19 @@ KernelFit fit_kernels(const MeasurementSet& set) {
       if (fitted_attention(c, backward)) x.push_back(flops(c)), y.push_back(c.time_us);
     if (x.size() < 2)
       throw hw::UserError("calibrate fit", 0, 0, "too few attention calls to fit (kernels/torch/attention_bench.py's JSON)");
+    for (double t : y)
+      if (!(t > 0)) throw hw::UserError("calibrate fit", 0, 0, "an attention call with no positive time: not a measurement");
     const auto [a, b] = line_fit(x, y);
+    if (!(b > 0) || !std::isfinite(a) || !std::isfinite(b))
+      throw hw::UserError("calibrate fit", 0, 0, std::string("the attention ") + (backward ? "backward" : "forward") +
+                                                 " calls do not grow with their FLOPs: no rate can be fitted");
     (backward ? f.model.attn_bwd_us : f.model.attn_fwd_us) = std::max(0.0, a);
     (backward ? f.model.attn_bwd_tflops : f.model.attn_fwd_tflops) = 1e-6 / b;
     (backward ? f.attn_bwd_cases : f.attn_fwd_cases) = static_cast<int>(x.size());
   }
   std::vector<double> rates;
   for (const MemoryBoundCase& c : set.memory_bound)
-    if (fitted_memory(c)) rates.push_back(c.bytes / c.time_us * 1e-3);
+    if (fitted_memory(c) && c.time_us > 0 && c.bytes > 0) rates.push_back(c.bytes / c.time_us * 1e-3);
   if (rates.empty())
     throw hw::UserError("calibrate fit", 0, 0, "no fused memory-bound kernels to fit (kernels/torch/memory_bound.py's JSON)");
   std::sort(rates.begin(), rates.end());

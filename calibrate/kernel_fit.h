@@ -16,7 +16,8 @@ struct KernelFit {
   int attn_fwd_cases = 0, attn_bwd_cases = 0, elementwise_cases = 0;
 };
 
-// Attention: per pass, time = a + FLOPs / rate by least squares (relative) over the calls SDPA ran with the
+// Attention: per pass, time = a + FLOPs / rate by least squares (relative; a negative fixed time is
+// then taken as 0) over the calls SDPA ran with the
 // backend it picks itself (what a training framework gets), FLOPs as the model counts them
 // (models/layer_ops.h attention_flops). Memory-bound: the median bytes / time of the fused
 // (compiled) kernels, as a training step runs fused norms and activations. UserError when either

@@ -51,6 +51,8 @@ int cmd_report(const std::string& result_file, const std::string& out_path) {
     html = reports::render_html(doc);
   } catch (const nlohmann::json::exception& e) {
     throw hw::UserError(result_file, 0, 0, std::string("a malformed result: ") + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw hw::UserError(result_file, 0, 0, std::string("a malformed result: ") + e.what());
   }
   out.stream() << html;
   out.finish_writing();

@@ -53,7 +53,9 @@ int cmd_run(const RunArgs& args) {
   const bool capture = report || args.format == "json";
   const RunDocument d = run_document(sc, work, args.file, args.argv, capture, trace ? &trace->stream() : nullptr);
   const models::RunResult& r = d.result;
-  const std::string json_text = capture ? d.document.dump(2) + "\n" : "";
+  // A file name or argument that is not UTF-8 is written with U+FFFD in its place.
+  const std::string json_text =
+      capture ? d.document.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" : "";
   const std::string text = args.format == "json" ? json_text : reports::result_console(r);
   if (out) out->stream() << text;
   // The page is rendered from the JSON text, as `clustersim report` renders it from the file: the

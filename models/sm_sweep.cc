@@ -5,6 +5,7 @@
 #include <charconv>
 #include <exception>
 #include <memory>
+#include <system_error>
 #include <thread>
 
 #include "hw/user_error.h"
@@ -25,11 +26,11 @@ int partition_named(const Scenario& sc, const std::string& name, const char* fla
                                          "); name one with " + flag);
 }
 
-// The model workload with its communication streams on the compute partition.
-std::shared_ptr<const ModelWorkload> comm_on_compute(const std::shared_ptr<const ModelWorkload>& mw) {
-  if (!mw) return mw;
+// The model workload with its communication streams moved from partition `from` to `to`.
+std::shared_ptr<const ModelWorkload> move_comm(const std::shared_ptr<const ModelWorkload>& mw, int from, int to) {
+  if (!mw || mw->comm_partition != from) return mw;
   auto copy = std::make_shared<ModelWorkload>(*mw);
-  copy->comm_partition = copy->compute_partition;
+  copy->comm_partition = to;
   return copy;
 }
 
@@ -46,9 +47,9 @@ Scenario with_comm_sms(const Scenario& sc, int comm_index, int compute_index, in
   out.cluster.partitions[comm_index].sms = comm_sms;
   out.cluster.partitions[compute_index].sms = total - comm_sms;
   if (comm_sms > 0) return out;
-  out.model = comm_on_compute(out.model);
+  out.model = move_comm(out.model, comm_index, compute_index);
   if (out.training)
-    for (TrainingPhase& ph : out.training->phases) ph.workload = comm_on_compute(ph.workload);
+    for (TrainingPhase& ph : out.training->phases) ph.workload = move_comm(ph.workload, comm_index, compute_index);
   for (StreamSpec& s : out.streams) {
     if (s.partition_index != comm_index) continue;
     s.partition_index = compute_index;
@@ -104,7 +105,13 @@ SmSweep run_sm_sweep(const Scenario& sc, const SmSweepSpec& spec) {
   };
   const int jobs = std::clamp(spec.jobs, 1, static_cast<int>(scenarios.size()));
   std::vector<std::thread> threads;
-  for (int t = 1; t < jobs; ++t) threads.emplace_back(work);
+  for (int t = 1; t < jobs; ++t) {
+    try {
+      threads.emplace_back(work);
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones running (and this one) take the rest
+    }
+  }
   work();
   for (std::thread& t : threads) t.join();
   for (const auto& e : errors)
@@ -133,7 +140,7 @@ std::vector<int> parse_int_range(const std::string& text, const std::string& wha
       return fail("is not a range");
     if (step <= 0 || from < 0 || to < from) return fail("needs 0 <= FROM <= TO and STEP >= 1");
     if ((to - from) / step >= 1000) return fail("has more than 1000 points");
-    for (int v = from; v <= to; v += step) out.push_back(v);
+    for (int i = 0; i <= (to - from) / step; ++i) out.push_back(from + i * step);  // no overflow past `to`
     return out;
   }
   size_t start = 0;

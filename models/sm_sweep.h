@@ -34,8 +34,9 @@ struct SmSweep {
 };
 
 // The scenario with `comm_sms` SMs in its communication partition and the rest of the pair's SMs
-// in its compute partition. 0 SMs: the communication streams run on the compute partition and
-// share its SMs with the compute kernels, as NCCL's kernels do without a reserved partition.
+// in its compute partition. 0 SMs: the streams of the communication partition run on the compute
+// partition and share its SMs with the compute kernels, as NCCL's kernels do without a reserved
+// partition; the emptied partition stays, with 0 SMs and nothing on it.
 // UserError (at the scenario's cluster) for sizes the pair cannot give.
 Scenario with_comm_sms(const Scenario& sc, int comm_index, int compute_index, int comm_sms);
 

@@ -114,8 +114,8 @@ footer{border-top:1px solid var(--line);margin-top:24px;padding-top:8px;color:va
 
 // The one sentence that says where the step's time goes, from the capture's mean over its roles.
 std::string bottleneck(const json& result) {
-  const json& cap = result["report"]["capture"];
-  const json& roles = cap["roles"];
+  const json& cap = result.at("report").at("capture");
+  const json& roles = cap.at("roles");
   if (!roles.is_array() || roles.empty()) return "The run recorded no ops.";
   const double step = num(cap, "step_ns");
   std::map<std::string, double> mean;
@@ -126,7 +126,7 @@ std::string bottleneck(const json& result) {
     mean["the optimizer step"] += num(r, "optimizer_ns") / n;
     mean["pipeline bubbles (waiting for neighbouring stages)"] += num(r, "bubble_ns") / n;
     mean["idle time after the GPU's last op"] += num(r, "idle_ns") / n;
-    for (const auto& [kind, v] : r["exposed_ns"].items()) mean["exposed " + kind + " communication"] += v.get<double>() / n;
+    for (const auto& [kind, v] : r.at("exposed_ns").items()) mean["exposed " + kind + " communication"] += v.get<double>() / n;
   }
   std::string worst;
   double worst_ns = -1;
@@ -149,16 +149,16 @@ std::string kpi(const std::string& key, const std::string& value_html, const std
 }
 
 std::string verdict(const json& result) {
-  const json& rep = result["report"];
-  const json& cl = result["cluster"];
+  const json& rep = result.at("report");
+  const json& cl = result.at("cluster");
   std::string parts;
-  for (const auto& p : cl["sm_partitions"]) parts += (parts.empty() ? "" : ", ") + str(p, "name") + " " + std::to_string(p.value("sms", 0));
-  std::string out = "<header id=\"verdict\"><h1>" + html_escape(str(result["scenario"], "name")) + "</h1>";
+  for (const auto& p : cl.at("sm_partitions")) parts += (parts.empty() ? "" : ", ") + str(p, "name") + " " + std::to_string(p.value("sms", 0));
+  std::string out = "<header id=\"verdict\"><h1>" + html_escape(str(result.at("scenario"), "name")) + "</h1>";
   out += "<p class=\"subtitle\">" + html_escape(fmt::format("{} x {} (SMs: {}); {}", cl.value("gpus", 0), str(cl, "gpu"), parts,
                                                           str(cl, "fabric")));
   if (!str(rep, "scenario_description").empty()) out += "<br>" + html_escape(str(rep, "scenario_description"));
   out += "</p><div class=\"kpis\">";
-  const json& tr = result.contains("training") ? result["training"] : json();
+  const json& tr = result.contains("training") ? result.at("training") : json();
   if (tr.is_object()) {
     out += kpi("GPU-hours", html_escape(fixed(num(tr, "gpu_hours") * 1e-3, 1) + " K"));
     out += kpi("days", html_escape(fixed(num(tr, "days"), 2)));
@@ -166,11 +166,11 @@ std::string verdict(const json& result) {
                                                : "n/a <span class=\"note\">(no price given)</span>");
     // The phase that trains the most tokens stands for the run's rate.
     const json* main = nullptr;
-    for (const auto& p : tr["phases"])
+    for (const auto& p : tr.at("phases"))
       if (!main || num(p, "tokens") > num(*main, "tokens")) main = &p;
     if (main) {
       out += kpi("tokens/s/GPU", html_escape(fixed(num(*main, "tokens_per_s_per_gpu"), 1)));
-      out += kpi("MFU (BF16, causal)", html_escape(fixed(100 * num((*main)["mfu_bf16"], "causal"), 1) + "%"));
+      out += kpi("MFU (BF16, causal)", html_escape(fixed(100 * num((*main).at("mfu_bf16"), "causal"), 1) + "%"));
       out += kpi("step", html_escape(fixed(num(*main, "step_s"), 3) + " s"));
     }
   } else {
@@ -181,7 +181,7 @@ std::string verdict(const json& result) {
   const TimeUnit u = time_unit(makespan_ns);
   out += kpi("simulated makespan", html_escape(fixed(makespan_ns * u.per_ns, 3) + " " + u.name));
   if (result.contains("model")) {
-    const json& mem = result["model"]["memory_worst_rank"];
+    const json& mem = result.at("model").at("memory_worst_rank");
     double used = 0;
     for (const auto& [k, v] : mem.items())
       if (k.size() > 6 && k.ends_with("_bytes") && k != "available_bytes") used += v.get<double>();
@@ -193,7 +193,7 @@ std::string verdict(const json& result) {
   } else {
     out += kpi("fits in memory", "n/a <span class=\"note\">(ops workload: no memory model)</span>");
   }
-  const json& cost = result["cost_model"];
+  const json& cost = result.at("cost_model");
   out += kpi("costs", cost.value("calibrated", false) ? "calibrated" : "UNCALIBRATED",
              cost.value("calibrated", false) ? "ok" : "warn");
   out += "</div><p class=\"bottleneck\"><strong>Bottleneck.</strong> " + html_escape(bottleneck(result)) + "</p></header>\n";
@@ -215,11 +215,11 @@ std::string shell_line(const json& argv) {
 }
 
 std::string footer(const json& result) {
-  const json& rep = result["report"];
+  const json& rep = result.at("report");
   std::string out = "<footer id=\"footer\"><h2>Reproduce</h2><table class=\"left\"><tbody>";
   out += "<tr><th>clustersim</th><td>" + html_escape(str(result, "clustersim_version")) + "</td></tr>";
-  out += "<tr><th>command</th><td><code>" + html_escape(shell_line(rep["command_line"])) + "</code></td></tr>";
-  out += "<tr><th>scenario file</th><td><code>" + html_escape(str(result["scenario"], "file")) + "</code></td></tr>";
+  out += "<tr><th>command</th><td><code>" + html_escape(shell_line(rep.at("command_line"))) + "</code></td></tr>";
+  out += "<tr><th>scenario file</th><td><code>" + html_escape(str(result.at("scenario"), "file")) + "</code></td></tr>";
   out += "<tr><th>result schema</th><td>" + std::to_string(result.value("schema_version", 0)) + "</td></tr>";
   out += "</tbody></table><details open><summary>The scenario as run</summary><pre>" +
          html_escape(str(rep, "scenario_text")) + "</pre></details></footer>\n";
@@ -229,10 +229,10 @@ std::string footer(const json& result) {
 }  // namespace
 
 std::string render_html(const json& result) {
-  if (!result.is_object() || !result.contains("report") || !result["report"].is_object() ||
-      !result["report"].contains("capture"))
+  if (!result.is_object() || !result.contains("report") || !result.at("report").is_object() ||
+      !result.at("report").contains("capture"))
     throw std::invalid_argument("the result has no `report` object (write it with clustersim run --format json)");
-  const std::string name = str(result["scenario"], "name");
+  const std::string name = str(result.at("scenario"), "name");
   std::string out =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

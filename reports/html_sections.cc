@@ -15,7 +15,7 @@ namespace {
 
 using nlohmann::json;
 
-const json& capture(const json& result) { return result["report"]["capture"]; }
+const json& capture(const json& result) { return result.at("report").at("capture"); }
 
 // nccl-tests' bus bandwidth factor: what each rank's links carry relative to the buffer.
 double busbw_factor(const std::string& kind, double ranks) {
@@ -38,17 +38,17 @@ std::string breakdown_section(const json& result) {
   ch.title = "Step time per " + str(cap, "role_kind");
   ch.unit = u.name;
   std::vector<std::string> kinds;  // exposed communication kinds present anywhere
-  for (const auto& r : cap["roles"])
-    for (const auto& [k, v] : r["exposed_ns"].items())
+  for (const auto& r : cap.at("roles"))
+    for (const auto& [k, v] : r.at("exposed_ns").items())
       if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
   std::sort(kinds.begin(), kinds.end());
   ch.categories = {"compute"};
   for (const auto& k : kinds) ch.categories.push_back("exposed " + k);
   for (const char* c : {"optimizer", "bubble", "idle"}) ch.categories.push_back(c);
   std::vector<std::vector<std::string>> rows;
-  for (const auto& r : cap["roles"]) {
+  for (const auto& r : cap.at("roles")) {
     std::vector<double> v = {num(r, "compute_ns") * u.per_ns};
-    for (const auto& k : kinds) v.push_back(num(r["exposed_ns"], k.c_str()) * u.per_ns);
+    for (const auto& k : kinds) v.push_back(num(r.at("exposed_ns"), k.c_str()) * u.per_ns);
     for (const char* c : {"optimizer_ns", "bubble_ns", "idle_ns"}) v.push_back(num(r, c) * u.per_ns);
     ch.rows.push_back(str(cap, "role_kind") == "GPU" ? str(r, "label")
                                                       : str(r, "label") + " (GPU " + std::to_string(r.value("gpu", 0)) + ")");
@@ -66,7 +66,7 @@ std::string breakdown_section(const json& result) {
   for (const auto& c : ch.categories) header.push_back(c + " (" + u.name + ")");
   body += "<details><summary>As a table</summary>" + table(header, rows) + "</details>";
   if (result.contains("step")) {
-    const json& st = result["step"];
+    const json& st = result.at("step");
     std::vector<std::vector<std::string>> srows;
     const auto row = [&](const std::string& name, const json& t) {
       std::vector<std::string> cells = {html_escape(name)};
@@ -75,8 +75,8 @@ std::string breakdown_section(const json& result) {
         cells.push_back(fixed(num(t, k), 1));
       srows.push_back(cells);
     };
-    for (const auto& t : st["ranks"]) row(std::to_string(t.value("rank", 0)), t);
-    row("mean", st["mean"]);
+    for (const auto& t : st.at("ranks")) row(std::to_string(t.value("rank", 0)), t);
+    row("mean", st.at("mean"));
     body += "<h3>" + html_escape(fmt::format("{} schedule, DeepSeek's step breakdown ({} ms per step)", str(st, "schedule"),
                                              fixed(num(st, "step_ms"), 1))) + "</h3>";
     body += table({"rank", "warm-up fwd (ms)", "steady (ms)", "input bwd (ms)", "weight bwd (ms)", "optimizer (ms)",
@@ -85,7 +85,7 @@ std::string breakdown_section(const json& result) {
   }
   std::vector<std::vector<std::string>> streams;
   const double makespan_us = num(result, "makespan_us");
-  for (const auto& s : result["streams"])
+  for (const auto& s : result.at("streams"))
     streams.push_back({html_escape(str(s, "name")), html_escape(str(s, "partition")), std::to_string(s.value("gpus", 0)),
                        std::to_string(s.value("ops_per_gpu", int64_t{0})), fixed(num(s, "busy_mean_us") * 1e-3, 3),
                        fixed(num(s, "end_us") * 1e-3, 3),
@@ -96,30 +96,30 @@ std::string breakdown_section(const json& result) {
 }
 
 std::string timeline_section(const json& result) {
-  const json& tl = capture(result)["timeline"];
+  const json& tl = capture(result).at("timeline");
   const TimeUnit u = time_unit(num(tl, "end_ns"));
   Gantt g;
   g.title = "One step, compute and communication tracks";
   g.unit = u.name;
   g.end = num(tl, "end_ns") * u.per_ns;
   std::set<int> used;
-  for (const auto& row : tl["rows"])
-    for (const auto& b : row["bars"]) used.insert(b[2].get<int>());
+  for (const auto& row : tl.at("rows"))
+    for (const auto& b : row.at("bars")) used.insert(b.at(2).get<int>());
   // Only the categories that occur, renumbered so that their colours follow the legend.
-  std::vector<int> remap(tl["categories"].size(), 0);
+  std::vector<int> remap(tl.at("categories").size(), 0);
   for (int c : used)
     if (c >= 0 && c < static_cast<int>(remap.size())) {
       remap[c] = static_cast<int>(g.categories.size());
-      g.categories.push_back(tl["categories"][c].get<std::string>());
+      g.categories.push_back(tl.at("categories").at(c).get<std::string>());
     }
   size_t bars = 0;
-  for (const auto& row : tl["rows"]) {
+  for (const auto& row : tl.at("rows")) {
     GanttRow gr{str(row, "label"), {}};
-    for (const auto& b : row["bars"]) {
-      const int c = b[2].get<int>();
+    for (const auto& b : row.at("bars")) {
+      const int c = b.at(2).get<int>();
       if (c < 0 || c >= static_cast<int>(remap.size())) continue;
-      const double s = b[0].get<double>() * u.per_ns, e = b[1].get<double>() * u.per_ns;
-      const int64_t ops = b[3].get<int64_t>();
+      const double s = b.at(0).get<double>() * u.per_ns, e = b.at(1).get<double>() * u.per_ns;
+      const int64_t ops = b.at(3).get<int64_t>();
       gr.bars.push_back({s, e, remap[c],
                          fmt::format("{}: {}, {} kernel{}, {}\xE2\x80\x93{} {}", gr.label, g.categories[remap[c]], ops,
                                      ops == 1 ? "" : "s", fixed(s, 3), fixed(e, 3), u.name)});
@@ -135,16 +135,16 @@ std::string timeline_section(const json& result) {
 }
 
 std::string sweep_section(const json& result) {
-  const json& rep = result["report"];
-  if (!rep.contains("sweep") || !rep["sweep"].is_object()) return "";
-  const json& sw = rep["sweep"];
+  const json& rep = result.at("report");
+  if (!rep.contains("sweep") || !rep.at("sweep").is_object()) return "";
+  const json& sw = rep.at("sweep");
   LineChart ch;
   ch.title = str(sw, "title");
   ch.x_label = str(sw, "x_label");
   ch.y_label = str(sw, "y_label");
   LineSeries pred{"predicted", {}, false}, meas{"measured", {}, true};
   std::vector<std::vector<std::string>> rows;
-  for (const auto& p : sw["points"]) {
+  for (const auto& p : sw.at("points")) {
     const double x = num(p, "x"), y = num(p, "predicted", NAN), m = num(p, "measured", NAN);
     pred.points.emplace_back(x, y);
     if (std::isfinite(m)) meas.points.emplace_back(x, m);
@@ -164,7 +164,7 @@ std::string memory_section(const json& result) {
     return section("memory", "Memory per GPU",
                    note("An <code>ops</code> workload has no memory model: only <code>model</code> workloads account "
                         "for weights, optimizer state and activations."));
-  const json& mem = result["model"]["memory_worst_rank"];
+  const json& mem = result.at("model").at("memory_worst_rank");
   const double gib = 1024.0 * 1024 * 1024;
   StackedBars ch;
   ch.title = "Memory of the fullest pipeline rank";
@@ -180,7 +180,7 @@ std::string memory_section(const json& result) {
     rows.push_back({html_escape(ch.categories.back()), fixed(v.get<double>() / gib, 2)});
   }
   // The catalog's "80 GB" is 80 GiB, as the memory model reads it (models/memory_model.cc).
-  const double avail = num(mem, "available_bytes"), hbm = num(result["report"]["cluster"], "hbm_gb") * gib;
+  const double avail = num(mem, "available_bytes"), hbm = num(result.at("report").at("cluster"), "hbm_gb") * gib;
   ch.rows = {"pipeline rank " + std::to_string(mem.value("pp_rank", 0))};
   ch.values = {values};
   ch.limit = avail / gib;
@@ -198,7 +198,7 @@ std::string memory_section(const json& result) {
 std::string communication_section(const json& result) {
   const json& cap = capture(result);
   std::vector<std::vector<std::string>> rows;
-  for (const auto& c : cap["collectives"]) {
+  for (const auto& c : cap.at("collectives")) {
     const std::string kind = str(c, "kind");
     const double ranks = num(c, "ranks"), bytes = num(c, "bytes"), t_ns = num(c, "time_ns");
     const double algbw = t_ns > 0 ? bytes / t_ns : 0;  // bytes per ns = GB/s
@@ -225,34 +225,34 @@ std::string communication_section(const json& result) {
 }
 
 std::string calibration_section(const json& result) {
-  const json& cal = result["report"]["calibration"];
-  const json& cost = result["cost_model"];
+  const json& cal = result.at("report").at("calibration");
+  const json& cost = result.at("cost_model");
   std::string body = "<p><strong>Cost model:</strong> " + html_escape(str(cost, "description")) + "</p>";
   if (!cost.value("calibrated", false))
     body += "<p class=\"banner warn\">UNCALIBRATED: every time comes from the datasheet roofline and an assumed copy rate "
             "per communication SM, not from measurements. Use <code>cost_model: {kind: calibrated, profile: ...}</code> "
             "for a calibrated run.</p>";
   if (cal.contains("profile")) {
-    const json& p = cal["profile"];
+    const json& p = cal.at("profile");
     body += "<p>Profile <strong>" + html_escape(str(p, "gpu")) + "</strong> (<code>" + html_escape(str(p, "file")) +
             "</code>): " + html_escape(str(p, "note")) + "</p>";
-    if (!p["fitted_from"].empty()) {
+    if (!p.at("fitted_from").empty()) {
       body += "<p>Fitted from:</p><ul>";
-      for (const auto& f : p["fitted_from"]) body += "<li><code>" + html_escape(f.get<std::string>()) + "</code></li>";
+      for (const auto& f : p.at("fitted_from")) body += "<li><code>" + html_escape(f.get<std::string>()) + "</code></li>";
       body += "</ul>";
     }
     std::vector<std::vector<std::string>> rows;
-    for (const auto& prm : p["params"])
+    for (const auto& prm : p.at("params"))
       rows.push_back({html_escape(str(prm, "group") + "." + str(prm, "name")), fmt::format("{:.6g}", num(prm, "value")),
                       origin_badge(str(prm, "origin")), "<span class=\"src\">" + html_escape(str(prm, "source")) + "</span>"});
     body += "<h3>Parameters, their origin and source</h3>" + table({"parameter", "value", "origin", "source"}, rows, "left");
     std::vector<std::vector<std::string>> ranges;
-    for (const auto& r : p["ranges"])
+    for (const auto& r : p.at("ranges"))
       ranges.push_back({html_escape(str(r, "group") + "." + str(r, "name")), fmt::format("{:.6g}", num(r, "lo")),
                         fmt::format("{:.6g}", num(r, "hi"))});
     body += "<h3>Measured range</h3>" + table({"quantity", "from", "to"}, ranges);
   }
-  const json& warnings = cost["range_warnings"];
+  const json& warnings = cost.at("range_warnings");
   if (warnings.is_array() && !warnings.empty()) {
     body += "<h3>Where this run leaves the measured range</h3><ul>";
     for (const auto& w : warnings) body += "<li class=\"warn\">" + html_escape(w.get<std::string>()) + "</li>";
@@ -260,17 +260,17 @@ std::string calibration_section(const json& result) {
   } else if (cost.value("calibrated", false)) {
     body += note("The run stays inside the profile's measured range.");
   }
-  const json& rep = result["report"];
-  if (rep.contains("validation") && rep["validation"].is_object()) {
-    const json& v = rep["validation"];
+  const json& rep = result.at("report");
+  if (rep.contains("validation") && rep.at("validation").is_object()) {
+    const json& v = rep.at("validation");
     std::vector<std::vector<std::string>> sum;
-    for (const auto& s : v["summary"])
+    for (const auto& s : v.at("summary"))
       sum.push_back({html_escape(str(s, "what")), fixed(num(s, "cases"), 0), fixed(100 * num(s, "median"), 1) + "%",
                      fixed(100 * num(s, "worst"), 1) + "%"});
     body += "<h3>" + html_escape("Predicted against measured: profile " + str(v, "profile") + " on its own data") + "</h3>";
     body += table({"cases", "count", "median |error|", "worst |error|"}, sum);
     std::vector<std::vector<std::string>> cases;
-    for (const auto& c : v["cases"])
+    for (const auto& c : v.at("cases"))
       cases.push_back({html_escape(str(c, "kind")), html_escape(str(c, "label")), fixed(num(c, "measured_us"), 1),
                        fixed(num(c, "predicted_us"), 1),
                        fmt::format("{:+.1f}%", 100 * (num(c, "predicted_us") / num(c, "measured_us", 1) - 1)),
@@ -286,7 +286,7 @@ std::string calibration_section(const json& result) {
 }
 
 std::string topology_section(const json& result) {
-  const json& cl = result["report"]["cluster"];
+  const json& cl = result.at("report").at("cluster");
   std::vector<std::vector<std::string>> rows;
   const auto add = [&](const std::string& k, const std::string& v) { rows.push_back({html_escape(k), html_escape(v)}); };
   add("GPUs", fmt::format("{} x {} ({} SMs, {} GB HBM at {} GB/s, {} BF16 / {} FP8 dense TFLOPS)", cl.value("gpus", 0),
@@ -294,7 +294,7 @@ std::string topology_section(const json& result) {
                           fixed(num(cl, "hbm_bw_GBps"), 0), fixed(num(cl, "bf16_dense_tflops"), 0),
                           fixed(num(cl, "fp8_dense_tflops"), 0)));
   std::string parts;
-  for (const auto& p : cl["sm_partitions"]) parts += (parts.empty() ? "" : ", ") + str(p, "name") + " " + std::to_string(p.value("sms", 0));
+  for (const auto& p : cl.at("sm_partitions")) parts += (parts.empty() ? "" : ", ") + str(p, "name") + " " + std::to_string(p.value("sms", 0));
   add("SM partitions", parts);
   if (!str(cl, "preset").empty()) add("preset", str(cl, "preset"));
   if (str(cl, "fabric_kind") == "switch") {
@@ -312,16 +312,16 @@ std::string topology_section(const json& result) {
     add("InfiniBand latency", fmt::format("{} ns base, {} ns per hop", fixed(num(cl, "ib_base_lat_ns"), 0),
                                           fixed(num(cl, "ib_hop_lat_ns"), 0)));
   }
-  add("as run", str(result["cluster"], "fabric"));
+  add("as run", str(result.at("cluster"), "fabric"));
   std::string body = table({"", ""}, rows, "left");
   std::vector<std::vector<std::string>> links;
-  for (const auto& l : result["report"]["links_busiest"]) {
+  for (const auto& l : result.at("report").at("links_busiest")) {
     const double busy_s = num(l, "busy_us") * 1e-6;
     links.push_back({html_escape(str(l, "name")), fixed(num(l, "capacity_GBps"), 1), fixed(num(l, "bytes") * 1e-9, 3),
                      fixed(busy_s * 1e3, 3), fixed(busy_s > 0 ? num(l, "bytes") / busy_s * 1e-9 : 0, 1)});
   }
   body += "<h3>" + html_escape(fmt::format("The busiest links (of {} that carried traffic)",
-                                           result["report"].value("links_used", 0))) + "</h3>";
+                                           result.at("report").value("links_used", 0))) + "</h3>";
   body += table({"link", "capacity (GB/s)", "GB", "busy (ms)", "GB/s while busy"}, links);
   return section("topology", "Topology", body);
 }

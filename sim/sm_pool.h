@@ -27,6 +27,8 @@ class SmPool {
   };
 
   // Requires the partition sizes to sum to at most total_sms.
+  // A partition may hold 0 SMs when no stream runs on it (clustersim sweep's point without a
+  // reserved communication partition); a kernel started there would wait for SMs forever.
   SmPool(int total_sms, std::vector<PartitionSpec> partitions);
 
   int total_sms() const { return total_sms_; }

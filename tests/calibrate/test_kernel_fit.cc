@@ -126,3 +126,18 @@ TEST_CASE("validate runs the attention and memory-bound calls through the engine
     if (c.kind == "attention") CHECK(std::abs(c.error()) < 0.25);
   }
 }
+
+TEST_CASE("the kernel fit refuses calls whose time does not grow with their FLOPs", "[calibrate][fit]") {
+  const hw::KernelModel truth{40, 600, 150, 450, 3000};
+  calibrate::MeasurementSet set;
+  for (int64_t s : {1024, 4096})
+    for (bool bwd : {false, true}) set.attentions.push_back(call(128, s, bwd, truth));
+  std::swap(set.attentions[0].time_us, set.attentions[2].time_us);  // the longer forward now took less time
+  set.memory_bound.push_back({"x", "compiled", 1e9, 400});
+  try {
+    calibrate::fit_kernels(set);
+    FAIL("no error");
+  } catch (const hw::UserError& e) {
+    CHECK(std::string(e.what()) == "calibrate fit: the attention forward calls do not grow with their FLOPs: no rate can be fitted");
+  }
+}

@@ -94,6 +94,12 @@ TEST_CASE("report errors: exit 2, a clear message, no file written") {
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, "no `report` object"));
   }
+  SECTION("a result whose report object lacks what the page needs") {
+    write_file(dir.file("thin.json"), R"({"schema_version": 2, "report": {"capture": {}}})");
+    const auto r = run_clustersim({"report", dir.file("thin.json"), "-o", out});
+    CHECK(r.exit_code == 2);
+    CHECK(contains(r.err, "thin.json: a malformed result: "));
+  }
   SECTION("an unwritable output") {
     REQUIRE(run_clustersim({"run", scenario(), "--format", "json", "--out", dir.file("r.json")}).exit_code == 0);
     const auto r = run_clustersim({"report", dir.file("r.json"), "-o", dir.file("no/such/dir/out.html")});
@@ -120,7 +126,12 @@ TEST_CASE("report errors: exit 2, a clear message, no file written") {
     CHECK(contains(r.err, "--report names the same file"));
   }
   CHECK_FALSE(std::filesystem::exists(out));
-  for (const auto& e : dir.entries()) CHECK((e == "r.json" || e.find(".json") != std::string::npos));
+  // Nothing but the inputs the sections wrote: no output, no temporary file left behind.
+  for (const auto& e : dir.entries()) {
+    CHECK(e.find(".tmp") == std::string::npos);
+    CHECK(e.size() > 5);
+    CHECK(e.substr(e.size() - 5) == ".json");
+  }
 }
 
 TEST_CASE("a calibrated run's report shows its profile, and predicted against measured where the data is found") {

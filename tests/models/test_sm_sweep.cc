@@ -82,6 +82,7 @@ TEST_CASE("sweep: 0 SMs runs communication on the compute partition's SMs", "[sw
   const SmSweepPoint& p = s.points[0];
   CHECK(p.shared);
   CHECK(p.compute_sms == 132);
+  REQUIRE(p.result.streams.size() == 2);
   for (const StreamResult& st : p.result.streams) CHECK(st.partition == "compute");
   // The GEMMs alone on 132 SMs take 40 x 16 waves of a tile; sharing the SMs with the all-to-alls
   // (each kernel asks for the whole partition, so they split it while both run) can only add.
@@ -90,6 +91,7 @@ TEST_CASE("sweep: 0 SMs runs communication on the compute partition's SMs", "[sw
   // A model workload too: the MoE all-to-alls and pipeline sends move onto the compute partition.
   const Scenario tiny = tiny_training();
   const SmSweep t = run_sm_sweep(tiny, spec);
+  REQUIRE(t.points[0].result.streams.size() >= 2);
   for (const StreamResult& st : t.points[0].result.streams) CHECK(st.partition == "compute");
 }
 
@@ -127,6 +129,7 @@ TEST_CASE("sweep: SM counts read as a range or a list", "[sweep]") {
   CHECK(parse_int_range("4:10:4", "x") == std::vector<int>{4, 8});
   CHECK(parse_int_range("20", "x") == std::vector<int>{20});
   CHECK(parse_int_range("0,8,20", "x") == std::vector<int>{0, 8, 20});
+  CHECK(parse_int_range("2147483000:2147483647:100", "x").back() == 2147483600);  // no overflow past TO
   const std::string hint = " (write FROM:TO:STEP, e.g. 0:48:4, or a list, e.g. 0,8,20)";
   CHECK(error_of([] { parse_int_range("0:48", "--comm-sms"); }) == "--comm-sms: '0:48' is not a range" + hint);
   CHECK(error_of([] { parse_int_range("8:0:4", "--comm-sms"); }) ==
