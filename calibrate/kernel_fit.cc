@@ -11,15 +11,20 @@
 
 namespace cs::calibrate {
 
-namespace {
+bool fitted_case(const AttentionCase& c) { return c.backend == "default"; }
+bool fitted_case(const MemoryBoundCase& c) { return c.variant == "compiled"; }
 
-double flops(const AttentionCase& c) {
+double attention_case_flops(const AttentionCase& c) {
   return models::attention_flops(static_cast<double>(c.batch), c.heads, c.seq, c.d_qk, c.d_v, true, c.backward);
 }
 
-bool fitted_attention(const AttentionCase& c, bool backward) { return c.backend == "default" && c.backward == backward; }
+namespace {
 
-bool fitted_memory(const MemoryBoundCase& c) { return c.variant == "compiled"; }
+double flops(const AttentionCase& c) { return attention_case_flops(c); }
+
+bool fitted_attention(const AttentionCase& c, bool backward) { return fitted_case(c) && c.backward == backward; }
+
+bool fitted_memory(const MemoryBoundCase& c) { return fitted_case(c); }
 
 // time = a + b x by least squares on relative errors (weights 1 / y^2), so that short calls count
 // as much as long ones; returns {a, b}.

@@ -24,6 +24,12 @@ struct KernelFit {
 // kind of measurement is missing.
 KernelFit fit_kernels(const MeasurementSet& set);
 
+// The calls the fit uses: attention as SDPA picks its backend; memory-bound kernels fused (compiled).
+bool fitted_case(const AttentionCase& c);
+bool fitted_case(const MemoryBoundCase& c);
+// A measured attention call's FLOPs as the model counts them (causal).
+double attention_case_flops(const AttentionCase& c);
+
 // The model's time for one measured attention call or memory-bound kernel on the whole GPU.
 double kernel_model_us(const hw::KernelModel& k, const AttentionCase& c);
 double kernel_model_us(const hw::KernelModel& k, const MemoryBoundCase& c);

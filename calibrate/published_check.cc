@@ -51,8 +51,10 @@ std::vector<PublishedCheck> check_deepgemm(const hw::GpuProfile& p, const hw::Gp
 }
 
 std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
-  // Every token goes to 8 experts; over EP8 each GPU's rows reach the 8 GPUs evenly, 7 of 8 across
-  // NVLink. FP8 dispatch carries a 1x128 scale per 128 values (4 bytes each).
+  // The README's setting (../shared/REFERENCE.md): 4096 tokens, hidden 7168, top-8 experts, and
+  // the library's default of 20 SMs for its high-throughput kernels. Over EP8 each GPU's rows reach
+  // the 8 GPUs evenly, 7 of 8 across NVLink. FP8 dispatch carries a 1x128 scale per 128 values
+  // (an FP32, 4 bytes, each).
   constexpr double kTokens = 4096, kHidden = 7168, kTopK = 8, kGpus = 8, kSms = 20;
   const double dispatch = kTokens * kTopK * (kHidden + kHidden / 128 * 4);
   const double combine = kTokens * kTopK * kHidden * 2;

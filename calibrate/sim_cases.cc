@@ -31,9 +31,9 @@ struct Node {
     if (used < gpu.sms) parts.push_back({"rest", gpu.sms - used});
     for (int g = 0; g < gpus; ++g) pools.emplace_back(gpu.sms, parts);
   }
-  sim::Time run(const sim::OpGraph& graph) {
+  sim::ExecResult run(const sim::OpGraph& graph) {
     sim::Executor exec(engine, net, fabric, cost, pools, graph);
-    return exec.run().makespan;
+    return exec.run();
   }
   sim::Engine engine;
   sim::FlowNetwork net;
@@ -48,14 +48,14 @@ sim::Time simulate_gemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const G
   Node node(p, gpu, 1, c.sms);
   sim::OpGraph g;
   g.add_gemm(g.add_stream(0, 0, "gemm"), c.shape, "gemm");
-  return node.run(g);
+  return node.run(g).makespan;
 }
 
 sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k) {
   Node node(p, gpu, 1, gpu.sms);
   sim::OpGraph g;
   g.add_compute(g.add_stream(0, 0, "kernel"), k, "kernel");
-  return node.run(g);
+  return node.run(g).makespan;
 }
 
 sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const AllToAllCase& c) {
@@ -64,7 +64,7 @@ sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, c
   std::vector<sim::StreamId> streams;
   for (int i = 0; i < c.gpus; ++i) streams.push_back(g.add_stream(i, 0, "comm"));
   g.add_collective(sim::CollectiveKind::kAllToAll, c.size_bytes, streams, "all_to_all");
-  return node.run(g);
+  return node.run(g).makespan;
 }
 
 OverlapRun simulate_overlap(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const OverlapCase& c) {
@@ -82,8 +82,7 @@ OverlapRun simulate_overlap(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   for (int k = 0; k < c.a2a_count; ++k)
     for (sim::OpId op : g.add_collective(sim::CollectiveKind::kAllToAll, c.a2a_bytes, comm, "all_to_all"))
       a2a_ops.push_back(op);
-  sim::Executor exec(node.engine, node.net, node.fabric, node.cost, node.pools, g);
-  const sim::ExecResult r = exec.run();
+  const sim::ExecResult r = node.run(g);
   OverlapRun out;
   out.makespan = r.makespan;
   for (sim::OpId op : gemm_ops) out.gemm_end = std::max(out.gemm_end, r.ops[op.v].end);

@@ -5,7 +5,7 @@
 
 #include "calibrate/comm_fit.h"
 #include "calibrate/gemm_fit.h"
-#include "models/layer_ops.h"
+#include "calibrate/kernel_fit.h"
 #include "calibrate/sim_cases.h"
 
 namespace cs::calibrate {
@@ -102,21 +102,19 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   // own backend pick; fused kernels), as a model workload's ops would run them.
   if (p.kernels.present()) {
     for (const AttentionCase& c : set.attentions) {
-      if (c.backend != "default") continue;
+      if (!fitted_case(c)) continue;
       CaseCheck k;
       k.kind = "attention";
       k.label = c.name + (c.backward ? " backward" : " forward");
       k.measured_us = c.time_us;
-      const double flops = models::attention_flops(static_cast<double>(c.batch), c.heads, c.seq, c.d_qk, c.d_v, true,
-                                                   c.backward);
-      k.predicted_us = simulate_kernel(p, gpu, {flops, 0, sim::DType::kBf16,
+      k.predicted_us = simulate_kernel(p, gpu, {attention_case_flops(c), 0, sim::DType::kBf16,
                                                 c.backward ? sim::ComputeKind::kAttentionBackward
                                                            : sim::ComputeKind::kAttentionForward})
                            .to_seconds() * 1e6;
       v.cases.push_back(k);
     }
     for (const MemoryBoundCase& c : set.memory_bound) {
-      if (c.variant != "compiled") continue;
+      if (!fitted_case(c)) continue;
       CaseCheck k;
       k.kind = "memory_bound";
       k.label = c.op + " (" + c.variant + ")";

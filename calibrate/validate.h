@@ -42,6 +42,10 @@ struct Validation {
   std::vector<OverlapOptimum> optima;
 };
 
+// Every N-th GEMM shape and all-to-all grid cell held out of the fit: the bundled profiles were
+// fitted so (README, Calibration), and `calibrate fit` and `validate` default to it.
+inline constexpr int kBundledHoldoutEvery = 4;
+
 // `holdout_every` must be what the fit used (the held-out cases are chosen the same way).
 Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const MeasurementSet& set,
                             int holdout_every);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/validate.h"
+
 namespace cs::cli {
 
 struct RunArgs {
@@ -59,7 +61,7 @@ struct CalibrateArgs {
   std::string profile;            // validate, carry: a bundled name or a file
   std::string out;                // fit, carry: the profile written
   std::string gpu;                // fit: catalog GPU (default: the measurements'); carry: the target
-  int holdout_every = 4;          // every N-th shape or grid cell is held out of the fit
+  int holdout_every = calibrate::kBundledHoldoutEvery;  // every N-th shape or grid cell is held out of the fit
 };
 
 int cmd_calibrate_fit(const CalibrateArgs& args);

@@ -13,7 +13,7 @@ namespace cs::cli {
 
 namespace {
 
-constexpr int kHoldoutEvery = 4;  // as the bundled profiles were fitted (README, Calibration)
+constexpr int kHoldoutEvery = calibrate::kBundledHoldoutEvery;
 constexpr size_t kWorstCases = 8;
 
 // `path` from the scenario's folder or one of the three above it (not from the current folder: the
