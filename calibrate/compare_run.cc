@@ -157,31 +157,30 @@ std::vector<MeasuredKernel> overlap_timeline(const std::string& path, const std:
 
 std::vector<SimulatedOp> simulate_ops(const models::Scenario& sc, int gpu, double& makespan_us) {
   const models::OpWorkload work = models::build_op_workload(sc);
-  std::ostringstream trace;
-  models::RunOptions options;
-  options.trace = &trace;
-  const models::RunResult result = models::run_scenario(sc, work, options);
-  makespan_us = result.makespan.to_us();
-  const json t = json::parse(trace.str());
   const sim::OpGraph& g = work.graph;
   std::vector<SimulatedOp> ops;
-  for (const json& e : t.at("traceEvents")) {
-    if (e.value("ph", "") != "X" || e.value("pid", -1) != gpu || !e.contains("args") || !e["args"].contains("op"))
-      continue;
-    const sim::Op& o = g.ops().at(e["args"]["op"].get<size_t>());
-    const sim::Stream& s = g.streams()[o.stream];
-    SimulatedOp op;
-    op.label = g.label(o);
-    op.cls = class_of(g, o);
-    op.start_us = e.at("ts").get<double>();
-    op.dur_us = e.at("dur").get<double>();
-    op.stream = static_cast<int>(o.stream);
-    op.partition_sms = sc.cluster.partitions.at(static_cast<size_t>(s.partition)).sms;
-    if (o.kind == sim::OpKind::kGemm) op.gemm = g.gemms()[o.payload];
-    if (o.kind == sim::OpKind::kComm) op.bytes = g.collectives()[o.payload].bytes;
-    ops.push_back(std::move(op));
-  }
-  std::sort(ops.begin(), ops.end(), [](const SimulatedOp& a, const SimulatedOp& b) { return a.start_us < b.start_us; });
+  // The run's own op timings (no trace written and read back): every op of `gpu`.
+  models::RunOptions options;
+  options.inspect = [&](const models::OpWorkload&, const sim::ExecResult& ex) {
+    for (size_t i = 0; i < g.ops().size(); ++i) {
+      const sim::Op& o = g.ops()[i];
+      const sim::Stream& s = g.streams()[o.stream];
+      if (s.gpu != gpu || !ex.ops[i].done) continue;
+      SimulatedOp op;
+      op.label = g.label(o);
+      op.cls = class_of(g, o);
+      op.start_us = ex.ops[i].start.to_us();
+      op.dur_us = (ex.ops[i].end - ex.ops[i].start).to_us();
+      op.stream = static_cast<int>(o.stream);
+      op.partition_sms = sc.cluster.partitions.at(static_cast<size_t>(s.partition)).sms;
+      if (o.kind == sim::OpKind::kGemm) op.gemm = g.gemms()[o.payload];
+      if (o.kind == sim::OpKind::kComm) op.bytes = g.collectives()[o.payload].bytes;
+      ops.push_back(std::move(op));
+    }
+  };
+  const models::RunResult result = models::run_scenario(sc, work, options);
+  makespan_us = result.makespan.to_us();
+  std::stable_sort(ops.begin(), ops.end(), [](const SimulatedOp& a, const SimulatedOp& b) { return a.start_us < b.start_us; });
   return ops;
 }
 
