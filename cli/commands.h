@@ -22,12 +22,16 @@ int cmd_run(const RunArgs& args);
 
 struct SweepArgs {
   std::string file;
-  std::string comm_sms = "0:48:4";  // FROM:TO:STEP or a list
-  std::string comm_partition;       // empty: the workload's, else "comm"
-  std::string compute_partition;    // empty: the workload's, else "compute"
-  std::string format = "console";
-  std::string out;  // empty: stdout
-  int jobs = 0;     // 0: one per hardware thread
+  std::string comm_sms;           // FROM:TO:STEP or a list; empty: none (a file without a sweep: 0:48:4)
+  std::string comm_partition;     // empty: the sweep's, else the workload's, else "comm"
+  std::string compute_partition;  // empty: the sweep's, else the workload's, else "compute"
+  std::string format;             // console | csv | json; empty: console, or the -o file's extension
+  std::string out;                // the results file (CSV or JSON), written as points finish
+  std::string objective;          // empty: the sweep's, else gpu_hours with a training run, else step_time
+  std::string shard;              // "I/N": only every N-th point from the I-th
+  std::vector<std::string> merge;  // results files of the same sweep (shards) taken as done
+  bool list = false;              // print the points and why any are skipped; run nothing
+  int jobs = 0;                   // 0: one per hardware thread
   bool no_training = false;
   std::string report;             // empty: no HTML report
   std::vector<std::string> argv;  // the command line, echoed in the report

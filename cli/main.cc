@@ -48,30 +48,39 @@ int main(int argc, char** argv) {
       "  clustersim report result.json -o report.html");
 
   SweepArgs sweep;
-  CLI::App* sweep_cmd =
-      app.add_subcommand("sweep", "Run a scenario once per size of its communication SM partition and compare");
-  sweep_cmd->add_option("FILE", sweep.file, "Scenario YAML file")->required();
+  CLI::App* sweep_cmd = app.add_subcommand(
+      "sweep", "Run a scenario at many points (its sweep: section, or --comm-sms) and find the best");
+  sweep_cmd->add_option("FILE", sweep.file, "Scenario or sweep YAML file (scenarios/README.md, Sweeps)")->required();
   sweep_cmd->add_option("--comm-sms", sweep.comm_sms,
-                        "Communication SMs to try: FROM:TO:STEP or a list (0: no reserved partition)")
-      ->capture_default_str();
+                        "Also sweep the communication SMs: FROM:TO:STEP or a list (0: no reserved partition); "
+                        "a file without a sweep section sweeps 0:48:4");
   sweep_cmd->add_option("--comm-partition", sweep.comm_partition,
-                        "The partition swept (default: the model workload's, else 'comm')");
+                        "The partition comm_sms sizes (default: the model workload's, else 'comm')");
   sweep_cmd->add_option("--compute-partition", sweep.compute_partition,
                         "The partition its SMs come from (default: the model workload's, else 'compute')");
-  sweep_cmd->add_option("--format", sweep.format, "Output format")
-      ->check(CLI::IsMember({"console", "json"}))
-      ->capture_default_str();
-  sweep_cmd->add_option("--out", sweep.out, "Write the result to this file (atomically) instead of stdout");
+  sweep_cmd->add_option("--format", sweep.format, "Output format (default: console, or the -o file's extension)")
+      ->check(CLI::IsMember({"console", "csv", "json"}));
+  sweep_cmd->add_option("-o,--out", sweep.out,
+                        "Results file (.csv or .json), written as points finish; rerun to resume a killed sweep");
+  sweep_cmd->add_option("--objective", sweep.objective, "What 'best' means (default: the sweep's, else gpu_hours "
+                                                        "with a training run, else step_time)")
+      ->check(CLI::IsMember({"step_time", "gpu_hours", "days", "cost", "tokens_per_s_per_gpu"}));
+  sweep_cmd->add_option("--shard", sweep.shard, "Run only shard I of N (I/N, 0 <= I < N): every N-th point from the I-th");
+  sweep_cmd->add_option("--merge", sweep.merge, "Results files of this sweep's shards, taken as done")->expected(1, -1);
+  sweep_cmd->add_flag("--list", sweep.list, "Print the points (and why any are skipped); run nothing");
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "Points simulated at once (0: one per hardware thread)")
       ->check(CLI::Range(0, 1024))->capture_default_str();
   sweep_cmd->add_flag("--no-training", sweep.no_training, "Skip the training-run prediction of each point");
   sweep_cmd->add_option("--report", sweep.report,
-                        "Write the HTML report of the scenario's own split with the sweep's chart (one more run)");
+                        "Write the HTML report of the best point with the sweep's chart and answers (one more run)");
   sweep.argv.assign(argv, argv + argc);
   sweep_cmd->footer(
-      "Example:\n"
-      "  clustersim sweep scenarios/deepseek-v3-pretrain-h800.yaml --comm-sms 0:48:4\n"
-      "  clustersim sweep scenarios/gemm-a2a-overlap-h800.yaml --comm-sms 8,16,20,24,32 --format json");
+      "Examples:\n"
+      "  clustersim sweep scenarios/sweeps/deepseek-v3-sm-partition.yaml -o sm.csv\n"
+      "  clustersim sweep scenarios/gemm-a2a-overlap-h800.yaml --comm-sms 8,16,20,24,32 --format json\n"
+      "  mpirun -np 4 clustersim sweep scenarios/sweeps/deepseek-v3-schedule-pp.yaml -o pp.json\n"
+      "  clustersim sweep FILE --shard 0/2 -o s0.csv; clustersim sweep FILE --shard 1/2 -o s1.csv\n"
+      "  clustersim sweep FILE --merge s0.csv s1.csv -o all.csv");
 
   std::vector<std::string> files;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate scenario files without running them");

@@ -64,6 +64,8 @@ YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const YamlSource> src, std::
   if (!node_.Mark().is_null()) {
     line_ = node_.Mark().line + 1;
     col_ = node_.Mark().column + 1;
+  } else if (depth_ == 0) {
+    line_ = col_ = 1;  // an empty document: its start
   }
   if (depth_ > kMaxYamlDepth)
     fail("nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");

@@ -31,7 +31,7 @@ class YamlNode {
  public:
   YamlNode(YAML::Node node, std::shared_ptr<const YamlSource> src, std::string path, int depth);
 
-  int line() const { return line_; }  // 1-based
+  int line() const { return line_; }  // 1-based; 0 for a node made by code, not read from the text
   int col() const { return col_; }
   const std::string& file() const { return src_->file; }
   // Where the node sits in the document, e.g. `workload.streams[1].ops[0]`, for messages.
@@ -42,6 +42,7 @@ class YamlNode {
   bool is_seq() const { return node_.IsSequence(); }
   bool is_scalar() const { return node_.IsScalar(); }
   bool is_null() const { return node_.IsNull(); }
+  bool is_plain() const { return is_plain_scalar(); }  // an unquoted, untagged scalar
 
   std::string as_string() const;
   // One of `choices`, else an error listing them.
@@ -65,7 +66,7 @@ class YamlNode {
   std::shared_ptr<const YamlSource> src_;
   std::string path_;
   int depth_;
-  int line_ = 1, col_ = 1;
+  int line_ = 0, col_ = 0;
 };
 
 // A map whose keys were checked against the allowed set when it was opened.

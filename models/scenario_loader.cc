@@ -167,7 +167,9 @@ StreamSpec parse_stream(const YamlNode& node, const ClusterConfig& cluster) {
 
 Scenario parse_scenario(const YamlNode& root) {
   if (root.is_null()) root.fail("the file is empty; a scenario needs schema_version, name, cluster and workload");
-  const YamlMap m(root, {"schema_version", "name", "description", "cluster", "cost_model", "workload", "training"});
+  // `sweep:` belongs to `clustersim sweep` (models/sweep_spec.h); a run is of the scenario as written.
+  const YamlMap m(root, {"schema_version", "name", "description", "cluster", "cost_model", "workload", "training",
+                         "sweep"});
   Scenario sc;
   sc.file = root.file();
   const YamlNode version = m.required("schema_version");
@@ -227,6 +229,8 @@ Scenario parse_scenario(const YamlNode& root) {
 }  // namespace
 
 Scenario load_scenario_file(const std::string& path) { return parse_scenario(hw::load_yaml_file(path)); }
+
+Scenario load_scenario_node(const hw::YamlNode& root) { return parse_scenario(root); }
 
 Scenario load_scenario_text(std::string_view text, const std::string& file) {
   return parse_scenario(hw::parse_yaml(text, file));

@@ -5,12 +5,15 @@
 #include <string>
 #include <string_view>
 
+#include "hw/yaml_reader.h"
 #include "models/scenario.h"
 
 namespace cs::models {
 
 Scenario load_scenario_file(const std::string& path);
 Scenario load_scenario_text(std::string_view text, const std::string& file);
+// A document already parsed (a sweep point: the base scenario with some keys set).
+Scenario load_scenario_node(const hw::YamlNode& root);
 
 // Ops a workload may expand to (GPUs x ops x repeats); beyond it the scenario is refused.
 inline constexpr int64_t kMaxExpandedOps = 10'000'000;

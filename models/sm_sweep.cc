@@ -1,16 +1,11 @@
 #include "models/sm_sweep.h"
 
 #include <algorithm>
-#include <atomic>
 #include <charconv>
-#include <exception>
 #include <memory>
-#include <system_error>
-#include <thread>
 
 #include "hw/user_error.h"
 #include "models/model_workload.h"
-#include "models/training_run.h"
 
 namespace cs::models {
 
@@ -58,68 +53,18 @@ Scenario with_comm_sms(const Scenario& sc, int comm_index, int compute_index, in
   return out;
 }
 
-SmSweep run_sm_sweep(const Scenario& sc, const SmSweepSpec& spec) {
-  if (spec.comm_sms.empty()) throw hw::UserError(sc.file, 0, 0, "the sweep has no SM count to try");
+std::pair<int, int> sm_split_partitions(const Scenario& sc, const std::string& comm_name,
+                                        const std::string& compute_name) {
   int comm = -1, compute = -1;
   if (sc.model) {
     comm = sc.model->comm_partition;
     compute = sc.model->compute_partition;
   }
-  if (!spec.comm_partition.empty() || comm < 0)
-    comm = partition_named(sc, spec.comm_partition.empty() ? "comm" : spec.comm_partition, "--comm-partition");
-  if (!spec.compute_partition.empty() || compute < 0)
-    compute = partition_named(sc, spec.compute_partition.empty() ? "compute" : spec.compute_partition,
-                              "--compute-partition");
-  if (comm == compute)
-    throw hw::UserError(sc.file, 0, 0, "the communication and compute partitions must differ");
-
-  SmSweep sweep;
-  sweep.comm_partition = sc.cluster.partitions[comm].name;
-  sweep.compute_partition = sc.cluster.partitions[compute].name;
-  sweep.total_sms = sc.cluster.partitions[comm].sms + sc.cluster.partitions[compute].sms;
-  // Every scenario is made (and every impossible size refused) before anything runs.
-  std::vector<Scenario> scenarios;
-  for (int n : spec.comm_sms) {
-    scenarios.push_back(with_comm_sms(sc, comm, compute, n));
-    SmSweepPoint p;
-    p.comm_sms = n;
-    p.compute_sms = sweep.total_sms - n;
-    p.shared = n == 0;
-    sweep.points.push_back(std::move(p));
-  }
-
-  // Points are independent runs; each thread takes the next unclaimed one. Errors are rethrown in
-  // point order, so the same input reports the same error whatever the thread timing.
-  std::vector<std::exception_ptr> errors(scenarios.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < scenarios.size(); i = next++) {
-      try {
-        RunResult r = run_scenario(scenarios[i]);
-        if (spec.training && scenarios[i].training) r.training = predict_training(scenarios[i], r);
-        sweep.points[i].result = std::move(r);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  const int jobs = std::clamp(spec.jobs, 1, static_cast<int>(scenarios.size()));
-  std::vector<std::thread> threads;
-  for (int t = 1; t < jobs; ++t) {
-    try {
-      threads.emplace_back(work);
-    } catch (const std::system_error&) {
-      break;  // no more threads to be had: the ones running (and this one) take the rest
-    }
-  }
-  work();
-  for (std::thread& t : threads) t.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
-
-  for (size_t i = 1; i < sweep.points.size(); ++i)
-    if (sweep.points[i].result.makespan < sweep.points[sweep.best].result.makespan) sweep.best = static_cast<int>(i);
-  return sweep;
+  if (!comm_name.empty() || comm < 0) comm = partition_named(sc, comm_name.empty() ? "comm" : comm_name, "--comm-partition");
+  if (!compute_name.empty() || compute < 0)
+    compute = partition_named(sc, compute_name.empty() ? "compute" : compute_name, "--compute-partition");
+  if (comm == compute) throw hw::UserError(sc.file, 0, 0, "the communication and compute partitions must differ");
+  return {comm, compute};
 }
 
 std::vector<int> parse_int_range(const std::string& text, const std::string& what) {

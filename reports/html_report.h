@@ -4,7 +4,8 @@
 // same bytes later.
 //
 // Optional parts of the `report` object it shows where present:
-//   sweep       {title, x_label, y_label, points[{x, predicted, measured?}]}: a line chart
+//   sweep       {title, x_label, y_label, points[{x, predicted, measured?}], notes?[]}: a line chart
+//               and the sweep's answers
 //   validation  {profile, data[], holdout_every, cases[{kind, label, measured_us, predicted_us,
 //               held_out}], summary[{what, cases, median, worst}]}: predicted against measured
 #pragma once

@@ -154,6 +154,9 @@ std::string sweep_section(const json& result) {
   ch.series.push_back(std::move(pred));
   if (!meas.points.empty()) ch.series.push_back(std::move(meas));
   std::string body = svg_line_chart(ch);
+  if (sw.contains("notes") && sw.at("notes").is_array())
+    for (const auto& n : sw.at("notes"))
+      if (n.is_string()) body += note(html_escape(n.get<std::string>()));
   body += "<details><summary>As a table</summary>" +
           table({ch.x_label, "predicted " + ch.y_label, "measured", "error"}, rows) + "</details>";
   return section("sweep", "Sweep: " + ch.title, body);

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want=(cmake ninja-build g++ git libyaml-cpp-dev libcli11-dev catch2 libeigen3-dev libboost-graph-dev
-      nlohmann-json3-dev libfmt-dev chromium)
+      nlohmann-json3-dev libfmt-dev chromium libopenmpi-dev openmpi-bin)
 command -v npm >/dev/null || want+=(nodejs npm)
 if [ "${1:-}" = fuzz ]; then
   want+=(clang libclang-rt-14-dev)

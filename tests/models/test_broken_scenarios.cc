@@ -175,10 +175,10 @@ const std::vector<Expected>& corpus() {
       exact("multiple_documents.yaml", 46, 1, "more than one YAML document; a file holds one"),
       exact("top_level_list.yaml", 5, 1,
             "the top level must be a map with keys schema_version, name, description, cluster, cost_model, "
-            "workload, training, found a list"),
+            "workload, training, sweep, found a list"),
       exact("scalar_top_level.yaml", 3, 1,
             "the top level must be a map with keys schema_version, name, description, cluster, cost_model, "
-            "workload, training, found 'moe-slice-h800'"),
+            "workload, training, sweep, found 'moe-slice-h800'"),
       exact("empty.yaml", 1, 1, "the file is empty; a scenario needs schema_version, name, cluster and workload"),
       exact("comments_only.yaml", 1, 1,
             "the file is empty; a scenario needs schema_version, name, cluster and workload"),

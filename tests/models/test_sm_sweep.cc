@@ -1,9 +1,16 @@
-// `clustersim sweep`'s engine: the scenario run once per communication-partition size.
+// The SM split as a sweep axis (comm_sms), and the sweep's engine running points on threads.
 #include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <fmt/format.h>
 
 #include "hw/user_error.h"
 #include "models/scenario_loader.h"
+#include "models/scenario_runner.h"
 #include "models/sm_sweep.h"
+#include "models/sweep_run.h"
+#include "models/sweep_spec.h"
 #include "test_support.h"
 #include "tiny_moe_scenario.h"
 
@@ -21,6 +28,25 @@ Scenario tiny_training() {
                             "t.yaml");
 }
 
+// The overlap scenario swept over `sizes` of its communication partition.
+SweepSpec overlap_sweep(const std::vector<int>& sizes) {
+  SweepSpec spec = load_sweep_file(cs::test::source_dir() + "/scenarios/gemm-a2a-overlap-h800.yaml");
+  add_comm_sms_axis(spec, sizes);
+  return spec;
+}
+
+// Every point's record, run on `jobs` threads, in index order.
+std::vector<SweepRecord> run_all(const SweepSpec& spec, int jobs) {
+  const auto points = expand_sweep(spec);
+  std::vector<int> todo;
+  for (const auto& p : points) todo.push_back(p.index);
+  std::vector<SweepRecord> out(points.size());
+  run_sweep_points(spec, points, todo, jobs, [&](SweepRecord r) { out[static_cast<size_t>(r.index)] = std::move(r); });
+  return out;
+}
+
+double step_ms(const SweepRecord& r) { return std::stod(r.metric("step_ms")); }
+
 std::string error_of(auto&& f) {
   try {
     f();
@@ -32,96 +58,88 @@ std::string error_of(auto&& f) {
 
 }  // namespace
 
-TEST_CASE("sweep: each point is the scenario run with that split, and the best is the shortest", "[sweep]") {
+TEST_CASE("sweep: each comm_sms point is the scenario run with that split", "[sweep]") {
   const Scenario sc = overlap_scenario();
-  SmSweepSpec spec;
-  spec.comm_sms = {8, 20, 48};
-  spec.jobs = 1;
-  const SmSweep s = run_sm_sweep(sc, spec);
-  REQUIRE(s.points.size() == 3);
-  CHECK(s.comm_partition == "comm");
-  CHECK(s.compute_partition == "compute");
-  CHECK(s.total_sms == 132);
-  for (const SmSweepPoint& p : s.points) {
-    INFO(p.comm_sms);
+  const auto records = run_all(overlap_sweep({8, 20, 48}), 1);
+  REQUIRE(records.size() == 3);
+  const auto [comm, compute] = sm_split_partitions(sc, "", "");
+  CHECK(sc.cluster.partitions[static_cast<size_t>(comm)].name == "comm");
+  CHECK(sc.cluster.partitions[static_cast<size_t>(compute)].name == "compute");
+  for (int i = 0; i < 3; ++i) {
+    const int sms = std::vector<int>{8, 20, 48}[static_cast<size_t>(i)];
+    INFO(sms);
     Scenario by_hand = sc;
-    by_hand.cluster.partitions[0].sms = 132 - p.comm_sms;
-    by_hand.cluster.partitions[1].sms = p.comm_sms;
-    CHECK(p.compute_sms == 132 - p.comm_sms);
-    CHECK(p.result.makespan == run_scenario(by_hand).makespan);
-    CHECK(p.result.partitions[1].sms == p.comm_sms);
+    by_hand.cluster.partitions[0].sms = 132 - sms;
+    by_hand.cluster.partitions[1].sms = sms;
+    CHECK(records[static_cast<size_t>(i)].status == "ok");
+    CHECK(records[static_cast<size_t>(i)].values[0] == std::to_string(sms));
+    CHECK(records[static_cast<size_t>(i)].metric("step_ms") == fmt::format("{:.3f}", run_scenario(by_hand).makespan.to_ms()));
   }
   // 8 SMs starve the all-to-alls, 48 the GEMMs (tests/models/test_sm_split.cc gives the closed forms).
-  CHECK(s.best == 1);
-  CHECK(s.points[0].result.makespan > s.points[1].result.makespan);
-  CHECK(s.points[2].result.makespan > s.points[1].result.makespan);
+  CHECK(step_ms(records[0]) > step_ms(records[1]));
+  CHECK(step_ms(records[2]) > step_ms(records[1]));
 }
 
-TEST_CASE("sweep: the result does not depend on how many points run at once", "[sweep]") {
-  const Scenario sc = overlap_scenario();
-  SmSweepSpec spec;
-  spec.comm_sms = parse_int_range("0:40:8", "--comm-sms");
-  spec.jobs = 1;
-  const SmSweep one = run_sm_sweep(sc, spec);
-  spec.jobs = 4;
-  const SmSweep four = run_sm_sweep(sc, spec);
-  REQUIRE(one.points.size() == four.points.size());
-  for (size_t i = 0; i < one.points.size(); ++i) {
-    CHECK(one.points[i].comm_sms == four.points[i].comm_sms);
-    CHECK(one.points[i].result.makespan == four.points[i].result.makespan);
-    CHECK(one.points[i].result.events == four.points[i].result.events);
+TEST_CASE("sweep: the records do not depend on how many points run at once", "[sweep]") {
+  const SweepSpec spec = overlap_sweep(parse_int_range("0:40:8", "--comm-sms"));
+  const auto one = run_all(spec, 1), four = run_all(spec, 4);
+  REQUIRE(one.size() == four.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    CHECK(one[i].values == four[i].values);
+    CHECK(one[i].metrics == four[i].metrics);
   }
-  CHECK(one.best == four.best);
 }
 
 TEST_CASE("sweep: 0 SMs runs communication on the compute partition's SMs", "[sweep]") {
-  const Scenario sc = overlap_scenario();
-  SmSweepSpec spec;
-  spec.comm_sms = {0};
-  const SmSweep s = run_sm_sweep(sc, spec);
-  const SmSweepPoint& p = s.points[0];
-  CHECK(p.shared);
-  CHECK(p.compute_sms == 132);
-  REQUIRE(p.result.streams.size() == 2);
-  for (const StreamResult& st : p.result.streams) CHECK(st.partition == "compute");
+  const Scenario sc = with_comm_sms(overlap_scenario(), 1, 0, 0);
+  CHECK(sc.cluster.partitions[0].sms == 132);
+  CHECK(sc.cluster.partitions[1].sms == 0);
+  const RunResult r = run_scenario(sc);
+  REQUIRE(r.streams.size() == 2);
+  for (const StreamResult& st : r.streams) CHECK(st.partition == "compute");
   // The GEMMs alone on 132 SMs take 40 x 16 waves of a tile; sharing the SMs with the all-to-alls
   // (each kernel asks for the whole partition, so they split it while both run) can only add.
   const double tile_s = 2.0 * 128 * 128 * 7168 / (1979e12 / 132);
-  CHECK(p.result.makespan.to_seconds() > 40 * 16 * tile_s);
+  CHECK(r.makespan.to_seconds() > 40 * 16 * tile_s);
   // A model workload too: the MoE all-to-alls and pipeline sends move onto the compute partition.
   const Scenario tiny = tiny_training();
-  const SmSweep t = run_sm_sweep(tiny, spec);
-  REQUIRE(t.points[0].result.streams.size() >= 2);
-  for (const StreamResult& st : t.points[0].result.streams) CHECK(st.partition == "compute");
+  const auto [comm, compute] = sm_split_partitions(tiny, "", "");
+  const RunResult t = run_scenario(with_comm_sms(tiny, comm, compute, 0));
+  REQUIRE(t.streams.size() >= 2);
+  for (const StreamResult& st : t.streams) CHECK(st.partition == "compute");
 }
 
 TEST_CASE("sweep: a scenario with a training run gets its GPU-hours at every point", "[sweep]") {
-  SmSweepSpec spec;
-  spec.comm_sms = {10, 20};
-  spec.jobs = 2;
-  const SmSweep s = run_sm_sweep(tiny_training(), spec);
-  for (const SmSweepPoint& p : s.points) {
-    REQUIRE(p.result.training);
-    CHECK(p.result.training->phases.at(0).steps == 10);
-    CHECK(p.result.training->gpu_hours == Approx(10 * 8 * p.result.makespan.to_seconds() / 3600).epsilon(1e-9));
+  cs::test::TempDir dir;
+  const std::string path = dir.file("t.yaml");
+  std::ofstream(path) << cs::test::tiny_training_scenario("  phases: [{name: all, steps: 10, global_batch: 8}]\n");
+  SweepSpec spec = load_sweep_file(path);
+  add_comm_sms_axis(spec, {10, 20});
+  for (const SweepRecord& r : run_all(spec, 2)) {
+    REQUIRE(r.status == "ok");
+    CHECK(std::stod(r.metric("gpu_hours")) == Approx(10 * 8 * step_ms(r) / 1000 / 3600).epsilon(1e-3));
   }
   spec.training = false;
-  CHECK_FALSE(run_sm_sweep(tiny_training(), spec).points[0].result.training);
+  CHECK(run_all(spec, 1)[0].metric("gpu_hours").empty());
 }
 
-TEST_CASE("sweep: sizes and partitions it cannot use are refused before anything runs", "[sweep]") {
-  const Scenario sc = overlap_scenario();
-  SmSweepSpec spec;
-  spec.comm_sms = {20, 132};
-  CHECK(error_of([&] { run_sm_sweep(sc, spec); }) ==
-        sc.file + ": cannot give partition 'comm' 132 SMs: it and 'compute' hold 132, and the compute partition "
-                  "needs at least one");
-  spec.comm_sms = {20};
-  spec.comm_partition = "nccl";
-  CHECK(error_of([&] { run_sm_sweep(sc, spec); }) ==
-        sc.file + ": the cluster has no SM partition 'nccl' (it has compute, comm); name one with --comm-partition");
-  spec.comm_partition = "compute";
-  CHECK(error_of([&] { run_sm_sweep(sc, spec); }) == sc.file + ": the communication and compute partitions must differ");
+TEST_CASE("sweep: a point that fails is recorded with its error, and the others run", "[sweep]") {
+  const SweepSpec spec = overlap_sweep({20, 132, 200, 24});
+  const auto records = run_all(spec, 2);
+  CHECK(records[0].status == "ok");
+  CHECK(records[1].status == "failed");
+  CHECK(records[1].message == spec.base_file + ": cannot give partition 'comm' 132 SMs: it and 'compute' hold 132, and the "
+                                               "compute partition needs at least one");
+  CHECK(records[1].metric("step_ms").empty());
+  CHECK(records[2].status == "failed");
+  CHECK(records[3].status == "ok");
+  SweepSpec named = overlap_sweep({20});
+  named.comm_partition = "nccl";
+  CHECK(run_all(named, 1)[0].message ==
+        named.base_file + ": the cluster has no SM partition 'nccl' (it has compute, comm); name one with --comm-partition");
+  named.comm_partition = "compute";
+  CHECK(run_all(named, 1)[0].message == named.base_file + ": the communication and compute partitions must differ");
+  CHECK_THROWS_AS(add_comm_sms_axis(named, {4}), cs::hw::UserError);  // it already sweeps comm_sms
 }
 
 TEST_CASE("sweep: SM counts read as a range or a list", "[sweep]") {

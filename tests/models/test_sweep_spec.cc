@@ -1,0 +1,147 @@
+// A sweep file read into points: the grid's order, the list, derived keys, constraints, errors.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "hw/user_error.h"
+#include "models/model_workload.h"
+#include "models/scenario_loader.h"
+#include "models/sweep_point.h"
+#include "models/sweep_spec.h"
+#include "test_support.h"
+
+using namespace cs::models;
+
+namespace {
+
+std::string tiny_sweep() { return cs::test::source_dir() + "/tests/cli/data/tiny-sweep.yaml"; }
+
+std::string set_of(const SweepPoint& p) {
+  std::string s;
+  for (const auto& [k, v] : p.set) s += (s.empty() ? "" : " ") + k + "=" + v.text();
+  return s;
+}
+
+// A sweep file over the tiny sweep's scenario, its `sweep:` section replaced by `sweep`.
+std::string write_sweep(const cs::test::TempDir& dir, const std::string& sweep) {
+  const std::string base = cs::test::read_file(tiny_sweep());
+  const std::string path = dir.file("s.yaml");
+  std::ofstream(path) << base.substr(0, base.find("sweep:")) << sweep;
+  return path;
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    expand_sweep(load_sweep_file(path));
+  } catch (const cs::hw::UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("sweep: the grid runs the last axis fastest, then derives and constrains each point", "[sweep]") {
+  const SweepSpec spec = load_sweep_file(tiny_sweep());
+  CHECK(spec.name == "tiny-moe-sweep");
+  CHECK(spec.objective == SweepObjective::kDays);
+  CHECK(spec.columns == std::vector<std::string>{"comm_sms", "workload.layout.pp", "workload.pipeline.schedule",
+                                                 "cluster.gpus", "workload.layout.dp"});
+  const auto points = expand_sweep(spec);
+  REQUIRE(points.size() == 18);
+  CHECK(set_of(points[0]) == "comm_sms=0 workload.layout.pp=4 workload.pipeline.schedule=1f1b cluster.gpus=8 workload.layout.dp=2");
+  CHECK(set_of(points[1]) == "comm_sms=0 workload.layout.pp=4 workload.pipeline.schedule=1f1b cluster.gpus=16 workload.layout.dp=4");
+  CHECK(set_of(points[2]) == "comm_sms=0 workload.layout.pp=2 workload.pipeline.schedule=dualpipe cluster.gpus=8 workload.layout.dp=4");
+  CHECK(set_of(points[17]).rfind("comm_sms=200 workload.layout.pp=3", 0) == 0);
+  for (const auto& p : points) {
+    CHECK(p.index == &p - &points[0]);
+    const bool pp3 = p.set[1].second.text() == "3";
+    CHECK(p.skip == (pp3 ? "the pipeline stages must divide the GPUs" : ""));
+  }
+}
+
+TEST_CASE("sweep: a point is the base scenario with its keys set, loaded as a file would be", "[sweep]") {
+  const SweepSpec spec = load_sweep_file(tiny_sweep());
+  const auto points = expand_sweep(spec);
+  const Scenario p7 = sweep_point_scenario(spec, points[7]);  // 20 SMs, pp 4, 1f1b, 16 GPUs, dp 4
+  CHECK(p7.cluster.gpus == 16);
+  CHECK(p7.model->layout.pp == 4);
+  CHECK(p7.model->layout.dp == 4);
+  CHECK(p7.cluster.partitions[0].sms == 112);
+  CHECK(p7.cluster.partitions[1].sms == 20);
+  const Scenario p1 = sweep_point_scenario(spec, points[1]);  // 0 SMs: no reserved partition
+  CHECK(p1.cluster.partitions[0].sms == 132);
+  CHECK(p1.cluster.partitions[1].sms == 0);
+  CHECK(p1.model->comm_partition == p1.model->compute_partition);
+  // The loader's errors keep their place in the base file where the value is the base's own.
+  try {
+    sweep_point_scenario(spec, points[3]);
+    FAIL("dualpipe at pp 2 over 16 GPUs has 2 micro-batches: too few");
+  } catch (const cs::hw::UserError& e) {
+    CHECK(std::string(e.what()).rfind(tiny_sweep() + ":22:51: at the full batch of 16 sequences", 0) == 0);
+  }
+  // The base scenario itself still loads: `run` ignores the sweep section.
+  CHECK(load_scenario_file(tiny_sweep()).cluster.gpus == 8);
+}
+
+TEST_CASE("sweep: listed points follow the grid, and derived keys read the base where a point sets nothing", "[sweep]") {
+  cs::test::TempDir dir;
+  const std::string path = write_sweep(dir, R"(sweep:
+  grid:
+    - {key: cluster.gpus, values: [8, 16]}
+  points:
+    - {workload.layout.pp: 2}
+    - {training.usd_per_gpu_hour: 3.5}
+  derive:
+    workload.layout.dp: cluster.gpus / workload.layout.pp
+)");
+  const auto points = expand_sweep(load_sweep_file(path));
+  REQUIRE(points.size() == 4);
+  CHECK(set_of(points[0]) == "cluster.gpus=8 workload.layout.dp=2");
+  CHECK(set_of(points[1]) == "cluster.gpus=16 workload.layout.dp=4");
+  CHECK(set_of(points[2]) == "workload.layout.pp=2 workload.layout.dp=4");
+  CHECK(set_of(points[3]) == "training.usd_per_gpu_hour=3.5 workload.layout.dp=2");
+  CHECK(load_sweep_file(path).objective_set == false);
+}
+
+TEST_CASE("sweep: an expression that fails for a point skips it with the reason", "[sweep]") {
+  cs::test::TempDir dir;
+  const std::string path = write_sweep(dir, R"(sweep:
+  grid:
+    - {key: cluster.gpus, values: [8, 0]}
+  derive:
+    workload.layout.dp: cluster.gpus / (cluster.gpus - 8)
+)");
+  const auto points = expand_sweep(load_sweep_file(path));
+  CHECK(points[0].skip == "division by zero in 'cluster.gpus / (cluster.gpus - 8)'");
+  CHECK(points[1].skip.empty());
+}
+
+TEST_CASE("sweep: mistakes in the sweep section are refused at their place before anything runs", "[sweep]") {
+  cs::test::TempDir dir;
+  const std::string f = dir.file("s.yaml");
+  const int line = 23;  // where the tiny scenario's `sweep:` starts
+  auto err = [&](const std::string& sweep) { return error_of(write_sweep(dir, sweep)); };
+  CHECK(err("sweep:\n  grd: []\n") ==
+        f + ":" + std::to_string(line + 1) + ":3: unknown key 'grd' in 'sweep'; did you mean 'grid'?");
+  CHECK(err("sweep:\n  grid:\n    - {key: comm_sms, values: [0]}\n    - {key: comm_sms, values: [4]}\n") ==
+        f + ":" + std::to_string(line + 3) + ":7: 'comm_sms' is already swept by another axis");
+  CHECK(err("sweep:\n  grid:\n    - {key: x, range: {from: 4, to: 0, step: 1}}\n") ==
+        f + ":" + std::to_string(line + 2) + ":37: 'to' must not be below 'from'");
+  CHECK(err("sweep:\n  grid:\n    - {key: x, values: [1]}\n  points:\n    - {x: 2}\n") ==
+        f + ":" + std::to_string(line + 4) + ":11: 'x' is swept by the grid; a point cannot set it too");
+  CHECK(err("sweep:\n  grid:\n    - {key: 'a..b', values: [1]}\n") ==
+        f + ":" + std::to_string(line + 2) + ":13: 'a..b' is not a scenario key (write a dotted path such as workload.layout.pp)");
+  CHECK(err("sweep:\n  grid:\n    - {key: sweep.grid, values: [1]}\n") ==
+        f + ":" + std::to_string(line + 2) + ":13: a sweep cannot set its own keys");
+  CHECK(err("sweep:\n  grid:\n    - {keys: [a, b], values: [[1, 2], [3]]}\n") ==
+        f + ":" + std::to_string(line + 2) + ":39: each value of this axis is a list of 2 values, one per key");
+  CHECK(err("sweep:\n  derive: {x: 1 +}\n") ==
+        f + ":" + std::to_string(line + 1) + ":15: in the expression '1 +', at character 4: the expression ends where a value is expected");
+  CHECK(err("sweep:\n  grid:\n    - {key: a, range: {from: 0, to: 1000, step: 1}}\n    - {key: b, range: {from: 0, to: 1000, step: 1}}\n") ==
+        f + ":" + std::to_string(line + 2) + ":7: the sweep has more than 100000 points");
+  const std::string based = dir.file("based.yaml");
+  std::ofstream(based) << "schema_version: 1\nname: b\ncluster: {}\nsweep:\n  base: " << tiny_sweep() << "\n";
+  CHECK(error_of(based) == based + ":3:10: a sweep with a 'base' scenario holds no scenario keys ('cluster' belongs in " +
+                               tiny_sweep() + ")");
+}
