@@ -175,12 +175,17 @@ int cmd_sweep(const SweepArgs& args) {
       }
     } catch (...) {
       mpi_share_todo(world, todo, false);
+      mpi_stop(world);
       throw;
     }
   }
-  if (!mpi_share_todo(world, todo, true)) return 2;
+  if (!mpi_share_todo(world, todo, true)) {
+    mpi_stop(world);  // rank 0 says why
+    return 2;
+  }
 
-  const int jobs = args.jobs > 0 ? args.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int jobs = args.jobs > 0 ? args.jobs : std::max(1, cores / (world.size > 1 ? mpi_local_ranks() : 1));
   std::optional<SweepProgress> progress;
   if (root) {
     std::cerr << "clustersim: sweep '" << spec.name << "': " << points.size() << " points";

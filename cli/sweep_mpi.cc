@@ -1,6 +1,7 @@
 #include "cli/sweep_mpi.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <mutex>
@@ -51,6 +52,11 @@ MpiWorld mpi_start() {
   MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &w.size);
   return w;
+}
+
+int mpi_local_ranks() {
+  const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  return v ? std::max(1, std::atoi(v)) : 1;
 }
 
 void mpi_stop(const MpiWorld& w) {
@@ -122,10 +128,10 @@ void mpi_run_points(const MpiWorld& w, const models::SweepSpec& spec, const std:
       --remote;
       done(reports::sweep_record_from_line(line, spec.columns));
     }
-  } catch (...) {
-    // The results cannot be written: stop every rank rather than leave them waiting.
-    worker.join();
-    throw;
+  } catch (const std::exception& e) {
+    // The results cannot be written: stop every rank (and this one's running points) at once.
+    std::fprintf(stderr, "clustersim: %s\n", e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
   }
   worker.join();
 }
@@ -139,6 +145,8 @@ MpiWorld mpi_start() {
                         "would run the whole sweep. Install Open MPI (libopenmpi-dev) and rebuild, or use --shard I/N");
   return {};
 }
+
+int mpi_local_ranks() { return 1; }
 
 void mpi_stop(const MpiWorld&) {}
 

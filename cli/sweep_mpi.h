@@ -20,6 +20,8 @@ struct MpiWorld {
 // UserError when launched with several ranks by a clustersim built without MPI.
 MpiWorld mpi_start();
 void mpi_stop(const MpiWorld& w);
+// The ranks of this job on this machine (they share its cores).
+int mpi_local_ranks();
 
 // Rank 0's `todo` given to every rank; `ok` false on rank 0 stops every rank (returns false).
 bool mpi_share_todo(const MpiWorld& w, std::vector<int>& todo, bool ok);
