@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <sstream>
 
 #include "hw/calibrated_cost.h"
@@ -33,6 +34,7 @@ hw::GpuProfile read_profile(const YamlNode& v) {
 struct RangeCheck {
   std::string what;
   hw::ProfileRange measured;
+  bool bytes = false;  // written in KiB, MiB or GiB
   double lo = INFINITY, hi = -INFINITY;
   int64_t outside = 0, total = 0;
 
@@ -44,9 +46,17 @@ struct RangeCheck {
   }
   void report(const std::string& of, std::vector<std::string>& out) const {
     if (outside == 0) return;
+    const auto v = [&](double x) {
+      std::ostringstream t;
+      if (!bytes) t << x;
+      else if (x >= 0x1p30) t << std::fixed << std::setprecision(2) << x / 0x1p30 << " GiB";
+      else if (x >= 0x1p20) t << std::fixed << std::setprecision(1) << x / 0x1p20 << " MiB";
+      else t << std::fixed << std::setprecision(1) << x / 0x1p10 << " KiB";
+      return t.str();
+    };
     std::ostringstream s;
-    s << what << " from " << lo << " to " << hi << " (measured " << measured.lo << " to " << measured.hi << ") in "
-      << outside << " of " << total << " " << of;
+    s << what << " from " << v(lo) << " to " << v(hi) << " (measured " << v(measured.lo) << " to " << v(measured.hi)
+      << ") in " << outside << " of " << total << " " << of;
     out.push_back(s.str());
   }
 };
@@ -107,7 +117,7 @@ std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, con
   };
   RangeCheck m{"m", range(p.gemm_range, "m")}, n{"n", range(p.gemm_range, "n")}, k{"k", range(p.gemm_range, "k")},
       sms{"SMs", range(p.gemm_range, "sms")}, ctas{"SMs", range(p.comm_range, "ctas")},
-      size{"bytes per GPU", range(p.comm_range, "size_bytes")};
+      size{"bytes per GPU", range(p.comm_range, "size_bytes"), true};
   for (const sim::Op& op : graph.ops()) {
     const int part_sms = partitions[graph.streams()[op.stream].partition].sms;
     if (op.kind == sim::OpKind::kGemm) {
