@@ -121,6 +121,7 @@ class FlowNetwork {
   uint32_t epoch_ = 0;
   std::vector<uint32_t> comp_links_, comp_flows_;
   MaxMinProblem problem_;
+  std::vector<double> load_;  // per local link of the component being reallocated
   MaxMinSolver solver_;
   uint64_t reallocations_ = 0;
 };
