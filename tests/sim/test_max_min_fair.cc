@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "sim/max_min_fair.h"
+#include "sim/max_min_memo.h"
 
 using cs::sim::MaxMinProblem;
 using cs::sim::MaxMinSolver;
@@ -88,4 +89,17 @@ TEST_CASE("max-min is the textbook answer on a triangle of shared links") {
   // No link is over capacity and every flow is limited by a saturated link (max-min property).
   CHECK(r[0] + r[2] <= 10 + 1e-9);
   CHECK(r[0] + r[1] <= 4 + 1e-9);
+}
+
+TEST_CASE("the memo answers a repeated problem with the solver's rates, bit for bit") {
+  const MaxMinProblem a = problem({10, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, kInf, 3.0, kInf});
+  const MaxMinProblem b = problem({10, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, kInf, 3.5, kInf});
+  MaxMinSolver s;
+  const std::vector<double> want_a = s.solve(a);
+  const std::vector<double> want_b = s.solve(b);
+  cs::sim::MaxMinMemo memo;
+  for (int round = 0; round < 3; ++round) {
+    CHECK(memo.solve(a) == want_a);
+    CHECK(memo.solve(b) == want_b);  // a problem differing in one cap is not the stored one
+  }
 }
