@@ -230,7 +230,9 @@ void FlowNetwork::reallocate() {
       reschedule(f);
     }
   }
-  for (size_t i = 0; i < comp_links_.size(); ++i) set_load(comp_links_[i], load[i]);
+  // Most links of a component keep their load; only changes need settling and reporting.
+  for (size_t i = 0; i < comp_links_.size(); ++i)
+    if (links_[comp_links_[i]].load != load[i]) set_load(comp_links_[i], load[i]);
 }
 
 void FlowNetwork::reschedule(uint32_t f) {
