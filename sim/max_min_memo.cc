@@ -1,26 +1,42 @@
 #include "sim/max_min_memo.h"
 
-#include <bit>
 #include <cstring>
 
 namespace cs::sim {
 
 namespace {
 
-uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h *= 0xbf58476d1ce4e5b9ull;
-  return h ^ (h >> 29);
+// FNV-style over whole 64-bit words, then a final avalanche: a few instructions per word, since
+// hashing runs at every reallocation. A hit is confirmed by comparing bits, so a weak hash can
+// cost a comparison but never a wrong answer.
+template <typename T>
+uint64_t hash_words(uint64_t h, const std::vector<T>& v) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
+  const size_t n = v.size() * sizeof(T);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, bytes + i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  if (i < n) {
+    uint64_t w = 0;
+    std::memcpy(&w, bytes + i, n - i);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  return (h ^ n) * 0x9e3779b97f4a7c15ull;
 }
 
 // Over bit patterns, like the comparison below: 0.0 and -0.0 are different problems here.
 uint64_t hash_of(const MaxMinProblem& p) {
-  uint64_t h = mix(p.link_capacity.size(), p.flows());
-  for (double c : p.link_capacity) h = mix(h, std::bit_cast<uint64_t>(c));
-  for (double c : p.flow_cap) h = mix(h, std::bit_cast<uint64_t>(c));
-  for (uint32_t b : p.path_begin) h = mix(h, b);
-  for (uint32_t l : p.path_link) h = mix(h, l);
-  return h;
+  uint64_t h = 0xcbf29ce484222325ull;
+  h = hash_words(h, p.link_capacity);
+  h = hash_words(h, p.flow_cap);
+  h = hash_words(h, p.path_begin);
+  h = hash_words(h, p.path_link);
+  h ^= h >> 29;
+  h *= 0xbf58476d1ce4e5b9ull;
+  return h ^ (h >> 32);
 }
 
 template <typename T>
