@@ -109,7 +109,7 @@ OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl
       if (r == 0) order.push_back(ChunkOp{seq[k].first, k, 0});
     }
   }
-  emitter.set_ops(std::move(per_rank));
+  emitter.set_ops(per_rank);
   for (int64_t mb = 0; mb < mw.micro_batches; ++mb) emitter.emit(order);
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
   return w;

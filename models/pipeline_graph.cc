@@ -24,6 +24,7 @@ struct StageOps {
     std::vector<std::vector<LayerOp>> per_rank;
     std::vector<std::string> labels;
     std::vector<int> unit;  // which unit of the stage each op belongs to
+    std::vector<ChunkOp> order;  // the ops in list order, as a chunk of this part alone runs them
   };
   Part fwd, input, weight, full;
 };
@@ -52,6 +53,8 @@ StageOps stage_ops(const ModelWorkload& mw, const std::vector<int>& split, int s
       }
     }
   }
+  for (StageOps::Part* p : {&s.fwd, &s.input, &s.weight, &s.full})
+    for (size_t i = 0; i < p->labels.size(); ++i) p->order.push_back(ChunkOp{p->labels[i], i, 0});
   return s;
 }
 
@@ -106,11 +109,6 @@ std::vector<ChunkOp> pair_order(const StageOps::Part& f, const StageOps::Part& b
   return out;
 }
 
-std::vector<ChunkOp> plain_order(const StageOps::Part& p) {
-  std::vector<ChunkOp> out;
-  for (size_t i = 0; i < p.labels.size(); ++i) out.push_back(ChunkOp{p.labels[i], i, 0});
-  return out;
-}
 
 std::vector<std::vector<LayerOp>> joined(const StageOps::Part& a, const StageOps::Part& b) {
   std::vector<std::vector<LayerOp>> out(std::max(a.per_rank.size(), b.per_rank.size()));
@@ -144,6 +142,25 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   const auto stage = [&](int s) -> const StageOps& {
     auto it = ops_of.find(s);
     if (it == ops_of.end()) it = ops_of.emplace(s, stage_ops(mw, split, s, ctx)).first;
+    return it->second;
+  };
+  // An overlapped pair's op lists and order depend only on its two stages, which repeat for
+  // every micro-batch: built at the pair's first chunk. std::map keeps them in place while the
+  // emitters refer to them.
+  struct PairOps {
+    std::vector<std::vector<LayerOp>> ops;
+    std::vector<ChunkOp> order;
+  };
+  std::map<std::pair<int, int>, PairOps> pairs;
+  const auto pair = [&](int fwd_stage, int bwd_stage) -> const PairOps& {
+    auto it = pairs.find({fwd_stage, bwd_stage});
+    if (it == pairs.end()) {
+      const StageOps& f = stage(fwd_stage);
+      const StageOps& b = stage(bwd_stage);
+      it = pairs.emplace(std::pair{fwd_stage, bwd_stage},
+                         PairOps{joined(f.fwd, b.full), pair_order(f.fwd, b.full, f.fwd.per_rank[0].size())})
+               .first;
+    }
     return it->second;
   };
 
@@ -228,11 +245,11 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
     e.reset(1);
     const StageOps& f = stage(t.chunk.stage);
     if (t.kind == ChunkTask::kForwardBackward) {
-      const StageOps& b = stage(t.bwd.stage);
+      const PairOps& both = pair(t.chunk.stage, t.bwd.stage);
       for (const PassRef& need : task_needs(sched, ChunkTask{ChunkTask::kForward, t.chunk, {}})) wait_for(r, 0, need);
       for (const PassRef& need : task_needs(sched, ChunkTask{ChunkTask::kBackward, t.bwd, {}})) wait_for(r, 1, need);
-      e.set_ops(joined(f.fwd, b.full));
-      e.emit(pair_order(f.fwd, b.full, f.fwd.per_rank[0].size()));
+      e.set_ops(both.ops);
+      e.emit(both.order);
       record(r, 0, task_provides(ChunkTask{ChunkTask::kForward, t.chunk, {}}));
       record(r, 1, task_provides(ChunkTask{ChunkTask::kBackward, t.bwd, {}}));
       return;
@@ -243,7 +260,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
                                  : t.kind == ChunkTask::kBackwardInput  ? f.input
                                                                         : f.weight;
     e.set_ops(part.per_rank);
-    e.emit(plain_order(part));
+    e.emit(part.order);
     record(r, 0, task_provides(t));
   };
 

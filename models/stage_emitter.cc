@@ -60,8 +60,6 @@ StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const C
   pending_.assign(kSlots, std::vector<std::vector<sim::OpId>>(n));
 }
 
-void StageEmitter::set_ops(std::vector<std::vector<LayerOp>> per_ep_rank) { ops_ = std::move(per_ep_rank); }
-
 void StageEmitter::reset(int slot) {
   for (size_t i = 0; i < gpus_.size(); ++i) {
     last_compute_[slot][i].reset();
@@ -98,7 +96,7 @@ void StageEmitter::take_pending(int slot, size_t i, sim::OpId id) {
 
 void StageEmitter::emit(const std::vector<ChunkOp>& order) {
   for (const ChunkOp& c : order) {
-    if (ops_.front()[c.index].kind == LayerOpKind::kComm)
+    if (ops_->front()[c.index].kind == LayerOpKind::kComm)
       emit_comm(c);
     else
       emit_compute(c);
@@ -109,7 +107,7 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
   const bool shared = is_shared_expert(c.label);
   for (size_t i = 0; i < gpus_.size(); ++i) {
     // Expert GEMM rows differ per EP rank when routing is skewed; everything else is the same.
-    const LayerOp& op = ops_[ops_.size() == 1 ? 0 : ep_rank_[i]][c.index];
+    const LayerOp& op = (*ops_)[ops_->size() == 1 ? 0 : ep_rank_[i]][c.index];
     const sim::OpId id = op.kind == LayerOpKind::kGemm
                              ? g_.add_gemm(compute_[i], op.gemm, c.label)
                              : g_.add_compute(compute_[i], sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16,
@@ -128,7 +126,7 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
 }
 
 void StageEmitter::emit_comm(const ChunkOp& c) {
-  const LayerOp& op = ops_.front()[c.index];
+  const LayerOp& op = ops_->front()[c.index];
   const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
   if (moe && !setup_) return;  // ep == 1: experts are local, nothing moves
   const auto chain = [&](size_t i, sim::OpId id) {

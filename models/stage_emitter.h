@@ -47,7 +47,9 @@ class StageEmitter {
                std::vector<sim::StreamId> compute, std::vector<sim::StreamId> comm);
 
   // Per EP rank (one list when routing is uniform), the LayerOps a chunk sequence refers to by index.
-  void set_ops(std::vector<std::vector<LayerOp>> per_ep_rank);
+  // Kept by reference, not copied (a pipeline emits thousands of chunks from a few lists): the
+  // lists must outlive the emits that use them.
+  void set_ops(const std::vector<std::vector<LayerOp>>& per_ep_rank) { ops_ = &per_ep_rank; }
   // Emits ops in the given order on every GPU.
   void emit(const std::vector<ChunkOp>& order);
   // The next op of `slot` on GPU `i` also waits for `dep` (a pipeline receive, a previous chunk).
@@ -81,7 +83,7 @@ class StageEmitter {
   std::optional<MoeRoutingSetup> setup_;
   RoutingStats stats_;
   double tokens_ = 0;
-  std::vector<std::vector<LayerOp>> ops_;
+  const std::vector<std::vector<LayerOp>>* ops_ = nullptr;
   std::map<std::pair<CommOp, double>, std::vector<sim::Transfer>> a2a_cache_;
   std::map<std::tuple<CommOp, double, int>, Row> row_cache_;
   std::map<int, std::vector<size_t>> ep_groups_, tp_groups_;  // members in rank order

@@ -200,28 +200,27 @@ void FlowNetwork::reallocate() {
   collect_component();
   ++reallocations_;
   // Local indices for the solver; links are visited in discovery order (deterministic).
+  problem_.clear();
   problem_.link_capacity.resize(comp_links_.size());
   for (size_t i = 0; i < comp_links_.size(); ++i) {
     problem_.link_capacity[i] = links_[comp_links_[i]].capacity;
     links_[comp_links_[i]].mark = static_cast<uint32_t>(i);  // reuse mark as local index
   }
-  problem_.paths.resize(comp_flows_.size());
-  problem_.flow_cap.resize(comp_flows_.size());
-  for (size_t i = 0; i < comp_flows_.size(); ++i) {
-    const Flow& flow = flows_[comp_flows_[i]];
-    problem_.paths[i].clear();
-    for (uint32_t l : flow.path) problem_.paths[i].push_back(links_[l].mark);
-    problem_.flow_cap[i] = flow.cap;
+  for (uint32_t f : comp_flows_) {
+    const Flow& flow = flows_[f];
+    for (uint32_t l : flow.path) problem_.path_link.push_back(links_[l].mark);
+    problem_.path_begin.push_back(static_cast<uint32_t>(problem_.path_link.size()));
+    problem_.flow_cap.push_back(flow.cap);
   }
   const std::vector<double>& rates = solver_.solve(problem_);
   ++epoch_;  // local indices in `mark` are now stale; never equal to a future epoch's value
   for (uint32_t l : comp_links_) links_[l].mark = 0;
 
-  std::vector<double>& load = problem_.link_capacity;  // reuse as per-link load accumulator
-  std::fill(load.begin(), load.end(), 0.0);
+  std::vector<double>& load = load_;
+  load.assign(comp_links_.size(), 0.0);
   for (size_t i = 0; i < comp_flows_.size(); ++i) {
     const uint32_t f = comp_flows_[i];
-    for (uint32_t local : problem_.paths[i]) load[local] += rates[i];
+    for (uint32_t local : problem_.path(i)) load[local] += rates[i];
     Flow& flow = flows_[f];
     if (rates[i] != flow.rate || !flow.done_event.valid()) {
       const double dt = (engine_.now() - flow.last_update).to_seconds();
@@ -231,7 +230,9 @@ void FlowNetwork::reallocate() {
       reschedule(f);
     }
   }
-  for (size_t i = 0; i < comp_links_.size(); ++i) set_load(comp_links_[i], load[i]);
+  // Most links of a component keep their load; only changes need settling and reporting.
+  for (size_t i = 0; i < comp_links_.size(); ++i)
+    if (links_[comp_links_[i]].load != load[i]) set_load(comp_links_[i], load[i]);
 }
 
 void FlowNetwork::reschedule(uint32_t f) {

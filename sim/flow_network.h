@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/engine.h"
-#include "sim/max_min_fair.h"
+#include "sim/max_min_memo.h"
 #include "sim/time.h"
 
 namespace cs::sim {
@@ -121,7 +121,8 @@ class FlowNetwork {
   uint32_t epoch_ = 0;
   std::vector<uint32_t> comp_links_, comp_flows_;
   MaxMinProblem problem_;
-  MaxMinSolver solver_;
+  std::vector<double> load_;  // per local link of the component being reallocated
+  MaxMinMemo solver_;  // reallocations repeat the same few problems
   uint64_t reallocations_ = 0;
 };
 

@@ -44,11 +44,13 @@ StreamId OpGraph::add_stream(int gpu, int partition, std::string name) {
 }
 
 uint32_t OpGraph::intern(std::string_view label) {
-  // Labels repeat heavily (the same op on every GPU); a linear probe of the last few is enough.
-  for (size_t i = labels_.size(), n = 0; i > 0 && n < 16; --i, ++n)
-    if (labels_[i - 1] == label) return static_cast<uint32_t>(i - 1);
+  // The same op on every GPU comes in a row: the last label first, then the index of all.
+  if (!labels_.empty() && labels_.back() == label) return static_cast<uint32_t>(labels_.size() - 1);
+  if (const auto it = label_index_.find(label); it != label_index_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(labels_.size());
   labels_.emplace_back(label);
-  return static_cast<uint32_t>(labels_.size() - 1);
+  label_index_.emplace(labels_.back(), id);
+  return id;
 }
 
 uint32_t OpGraph::add_op(StreamId s, OpKind kind, uint32_t payload, std::string_view label) {

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/transfer_pool.h"
@@ -124,7 +126,13 @@ class OpGraph {
   std::vector<GenericCompute> computes_;
   std::vector<Collective> collectives_;
   TransferPool transfer_pool_;
+  // Each distinct label once: a pipeline step repeats a few thousand labels over 580K ops.
+  struct LabelHash {
+    using is_transparent = void;  // look up by string_view without building a string
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   std::vector<std::string> labels_;
+  std::unordered_map<std::string, uint32_t, LabelHash, std::equal_to<>> label_index_;
 };
 
 }  // namespace cs::sim

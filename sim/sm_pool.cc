@@ -56,10 +56,15 @@ void SmPool::rebalance(int p) {
   // Water-filling in whole SMs. Kernels whose demand is below the even share take their demand
   // (smallest first); the others split what is left evenly, and the SMs the integer division
   // leaves over go one each to the earliest-started of them.
+  // Stable by demand: an insertion sort, since a partition runs a handful of kernels and
+  // std::stable_sort would allocate a buffer at every kernel start and end.
   order_.assign(list.begin(), list.end());
-  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
-    return kernels_[a].max_sms < kernels_[b].max_sms;
-  });
+  for (size_t j = 1; j < n; ++j) {
+    const uint32_t id = order_[j];
+    size_t at = j;
+    for (; at > 0 && kernels_[order_[at - 1]].max_sms > kernels_[id].max_sms; --at) order_[at] = order_[at - 1];
+    order_[at] = id;
+  }
   share_.assign(kernels_.size(), 0);
   int left = parts_[p].spec.sms;
   size_t i = 0;

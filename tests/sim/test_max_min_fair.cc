@@ -1,18 +1,29 @@
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "sim/max_min_fair.h"
+#include "sim/max_min_memo.h"
 
 using cs::sim::MaxMinProblem;
 using cs::sim::MaxMinSolver;
 
 namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+MaxMinProblem problem(std::vector<double> link_capacity, const std::vector<std::vector<uint32_t>>& paths,
+                      const std::vector<double>& flow_cap) {
+  MaxMinProblem p;
+  p.link_capacity = std::move(link_capacity);
+  for (size_t f = 0; f < paths.size(); ++f) p.add_flow(paths[f], flow_cap[f]);
+  return p;
 }
+}  // namespace
 
 TEST_CASE("two flows on one link get half each") {
-  MaxMinProblem p{{100.0}, {{0}, {0}}, {kInf, kInf}};
+  MaxMinProblem p = problem({100.0}, {{0}, {0}}, {kInf, kInf});
   MaxMinSolver s;
   const auto& r = s.solve(p);
   CHECK(r[0] == Approx(50.0));
@@ -21,10 +32,7 @@ TEST_CASE("two flows on one link get half each") {
 
 TEST_CASE("parking lot: the long flow and each short flow share every link equally") {
   // Links 0..3 of capacity 1; flow 0 crosses all of them, flow i+1 uses link i only.
-  MaxMinProblem p;
-  p.link_capacity = {1, 1, 1, 1};
-  p.paths = {{0, 1, 2, 3}, {0}, {1}, {2}, {3}};
-  p.flow_cap.assign(5, kInf);
+  MaxMinProblem p = problem({1, 1, 1, 1}, {{0, 1, 2, 3}, {0}, {1}, {2}, {3}}, std::vector<double>(5, kInf));
   MaxMinSolver s;
   const auto& r = s.solve(p);
   for (double x : r) CHECK(x == Approx(0.5));
@@ -34,7 +42,7 @@ TEST_CASE("parking lot with unequal links: spare capacity goes to the flows that
   // Link 0 cap 1, link 1 cap 3. Long flow on both; one short flow on each.
   // Max-min: link 0 is the bottleneck at 1/2 for the long flow and short flow 0; the short flow
   // on link 1 then gets 3 - 1/2 = 2.5.
-  MaxMinProblem p{{1.0, 3.0}, {{0, 1}, {0}, {1}}, {kInf, kInf, kInf}};
+  MaxMinProblem p = problem({1.0, 3.0}, {{0, 1}, {0}, {1}}, {kInf, kInf, kInf});
   MaxMinSolver s;
   const auto& r = s.solve(p);
   CHECK(r[0] == Approx(0.5));
@@ -43,7 +51,7 @@ TEST_CASE("parking lot with unequal links: spare capacity goes to the flows that
 }
 
 TEST_CASE("a flow capped by its SMs leaves the rest to the others") {
-  MaxMinProblem p{{100.0}, {{0}, {0}, {0}}, {10.0, kInf, kInf}};
+  MaxMinProblem p = problem({100.0}, {{0}, {0}, {0}}, {10.0, kInf, kInf});
   MaxMinSolver s;
   const auto& r = s.solve(p);
   CHECK(r[0] == Approx(10.0));
@@ -52,7 +60,7 @@ TEST_CASE("a flow capped by its SMs leaves the rest to the others") {
 }
 
 TEST_CASE("a cap above the fair share does not bind") {
-  MaxMinProblem p{{100.0}, {{0}, {0}}, {80.0, kInf}};
+  MaxMinProblem p = problem({100.0}, {{0}, {0}}, {80.0, kInf});
   MaxMinSolver s;
   const auto& r = s.solve(p);
   CHECK(r[0] == Approx(50.0));
@@ -60,7 +68,7 @@ TEST_CASE("a cap above the fair share does not bind") {
 }
 
 TEST_CASE("a path-less flow runs at its cap and a zero cap stalls a flow") {
-  MaxMinProblem p{{100.0}, {{}, {0}, {0}}, {7.0, 0.0, kInf}};
+  MaxMinProblem p = problem({100.0}, {{}, {0}, {0}}, {7.0, 0.0, kInf});
   MaxMinSolver s;
   const auto& r = s.solve(p);
   CHECK(r[0] == Approx(7.0));
@@ -71,7 +79,7 @@ TEST_CASE("a path-less flow runs at its cap and a zero cap stalls a flow") {
 TEST_CASE("max-min is the textbook answer on a triangle of shared links") {
   // Links a=10, b=4, c=10. f0: a,b  f1: b,c  f2: a  f3: c.
   // b is the bottleneck: f0 = f1 = 2; then a and c give f2 = f3 = 8.
-  MaxMinProblem p{{10, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, kInf, kInf, kInf}};
+  MaxMinProblem p = problem({10, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, kInf, kInf, kInf});
   MaxMinSolver s;
   const auto& r = s.solve(p);
   CHECK(r[0] == Approx(2));
@@ -81,4 +89,17 @@ TEST_CASE("max-min is the textbook answer on a triangle of shared links") {
   // No link is over capacity and every flow is limited by a saturated link (max-min property).
   CHECK(r[0] + r[2] <= 10 + 1e-9);
   CHECK(r[0] + r[1] <= 4 + 1e-9);
+}
+
+TEST_CASE("the memo answers a repeated problem with the solver's rates, bit for bit") {
+  const MaxMinProblem a = problem({10, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, kInf, 3.0, kInf});
+  const MaxMinProblem b = problem({10, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, kInf, 3.5, kInf});
+  MaxMinSolver s;
+  const std::vector<double> want_a = s.solve(a);
+  const std::vector<double> want_b = s.solve(b);
+  cs::sim::MaxMinMemo memo;
+  for (int round = 0; round < 3; ++round) {
+    CHECK(memo.solve(a) == want_a);
+    CHECK(memo.solve(b) == want_b);  // a problem differing in one cap is not the stored one
+  }
 }
