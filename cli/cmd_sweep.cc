@@ -100,10 +100,15 @@ std::string list_points(const models::SweepSpec& spec, const std::vector<models:
 
 // Results already on file for this sweep: the output's own (a rerun) and those of --merge files.
 std::map<int, SweepRecord> results_on_file(const SweepArgs& args, const reports::SweepHeader& header,
-                                           std::optional<reports::SweepFormat> out_format) {
+                                           std::optional<reports::SweepFormat> out_format, const models::SweepSpec& spec,
+                                           const std::vector<models::SweepPoint>& points) {
   std::map<int, SweepRecord> have;
   auto take = [&](const std::string& path, reports::SweepFormat f) {
-    for (SweepRecord& r : reports::read_sweep_results(path, f, header)) have.emplace(r.index, std::move(r));
+    for (SweepRecord& r : reports::read_sweep_results(path, f, header)) {
+      // The values as this sweep writes them (a JSON file gives 0.50 back as 0.5).
+      r.values = models::sweep_values(spec, points[static_cast<size_t>(r.index)]);
+      have.emplace(r.index, std::move(r));
+    }
   };
   if (out_format) take(args.out, *out_format);
   for (const std::string& m : args.merge) {
@@ -145,6 +150,8 @@ int cmd_sweep(const SweepArgs& args) {
   header.shard = args.shard;
   header.columns = spec.columns;
 
+  if (!args.out.empty() && std::filesystem::is_directory(args.out))
+    throw hw::UserError(args.out, 0, 0, "is a directory; name the results file (.csv or .json)");
   // Only a regular file (or a new one) is a journal that a rerun resumes; a stream gets the end result.
   const bool to_file = !args.out.empty() && (!std::filesystem::exists(args.out) || std::filesystem::is_regular_file(args.out));
   if (!args.out.empty() && !args.report.empty() && same_file(args.out, args.report))
@@ -159,7 +166,7 @@ int cmd_sweep(const SweepArgs& args) {
   int mine = 0;
   if (root) {
     try {
-      have = results_on_file(args, header, to_file ? out_format : std::nullopt);
+      have = results_on_file(args, header, to_file ? out_format : std::nullopt, spec, points);
       for (const auto& p : points) {
         if (p.index % shard.count != shard.index) continue;
         ++mine;
@@ -174,13 +181,13 @@ int cmd_sweep(const SweepArgs& args) {
         journal.emplace(args.out, *out_format, header, kept);
       }
     } catch (...) {
-      mpi_share_todo(world, todo, false);
+      mpi_share_todo(world, todo, false, header.fingerprint);
       mpi_stop(world);
       throw;
     }
   }
-  if (!mpi_share_todo(world, todo, true)) {
-    mpi_stop(world);  // rank 0 says why
+  if (!mpi_share_todo(world, todo, true, header.fingerprint)) {
+    mpi_stop(world);  // rank 0, or the rank that differs, says why
     return 2;
   }
 
@@ -209,16 +216,6 @@ int cmd_sweep(const SweepArgs& args) {
   std::vector<SweepRecord> records;
   for (auto& [i, r] : have) records.push_back(std::move(r));
   const models::SweepAnswers answers = models::sweep_answers(spec, records);
-  if (report && answers.best) {
-    std::cerr << "clustersim: running the best point again for the report\n";
-    const models::Scenario sc = models::sweep_point_scenario(spec, points[static_cast<size_t>(records[static_cast<size_t>(*answers.best)].index)]);
-    RunDocument d = run_document(sc, models::build_op_workload(sc), spec.base_file, args.argv, true);
-    d.document["report"]["sweep"] = reports::sweep_chart(spec, records, answers);
-    report->stream() << reports::render_html(d.document);
-    report->finish_writing();
-  } else if (report) {
-    throw hw::UserError(args.report, 0, 0, "no point ran, so there is no report to write");
-  }
   if (!args.out.empty()) {
     reports::AtomicFile out(args.out);
     out.stream() << reports::sweep_results_text(*out_format, header, spec, records, answers);
@@ -229,6 +226,16 @@ int cmd_sweep(const SweepArgs& args) {
     std::cout << reports::sweep_results_text(format_of(args), header, spec, records, answers);
   } else {
     std::cout << reports::sweep_console(spec, records, answers);
+  }
+  if (report && answers.best) {
+    std::cerr << "clustersim: running the best point again for the report\n";
+    const models::Scenario sc = models::sweep_point_scenario(spec, points[static_cast<size_t>(records[static_cast<size_t>(*answers.best)].index)]);
+    RunDocument d = run_document(sc, models::build_op_workload(sc), spec.base_file, args.argv, true);
+    d.document["report"]["sweep"] = reports::sweep_chart(spec, records, answers);
+    report->stream() << reports::render_html(d.document);
+    report->finish_writing();
+  } else if (report) {
+    throw hw::UserError(args.report, 0, 0, "no point ran, so there is no report to write");
   }
   check_stdout();
   if (report) report->commit();

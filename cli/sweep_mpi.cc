@@ -65,11 +65,25 @@ void mpi_stop(const MpiWorld& w) {
   if (started && w.size >= 1) MPI_Finalize();
 }
 
-bool mpi_share_todo(const MpiWorld& w, std::vector<int>& todo, bool ok) {
+bool mpi_share_todo(const MpiWorld& w, std::vector<int>& todo, bool ok, const std::string& fingerprint) {
   if (w.size == 1) return ok;
   int n = ok ? static_cast<int>(todo.size()) : -1;
   MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (n < 0) return false;
+  // Every rank must run the same sweep (files and build): rank 0 takes records by index alone.
+  std::string root_fp = fingerprint;
+  root_fp.resize(64, ' ');
+  MPI_Bcast(root_fp.data(), 64, MPI_CHAR, 0, MPI_COMM_WORLD);
+  std::string mine = fingerprint;
+  mine.resize(64, ' ');
+  int same = mine == root_fp ? 1 : 0, all_same = 0;
+  MPI_Allreduce(&same, &all_same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all_same) {
+    if (!same)
+      std::fprintf(stderr, "clustersim: MPI rank %d has sweep fingerprint %s, rank 0 %s: the ranks read other files "
+                   "or run another build\n", w.rank, fingerprint.c_str(), root_fp.c_str());
+    return false;
+  }
   todo.resize(static_cast<size_t>(n));
   if (n > 0) MPI_Bcast(todo.data(), n, MPI_INT, 0, MPI_COMM_WORLD);
   return true;
@@ -150,7 +164,7 @@ int mpi_local_ranks() { return 1; }
 
 void mpi_stop(const MpiWorld&) {}
 
-bool mpi_share_todo(const MpiWorld&, std::vector<int>&, bool ok) { return ok; }
+bool mpi_share_todo(const MpiWorld&, std::vector<int>&, bool ok, const std::string&) { return ok; }
 
 void mpi_run_points(const MpiWorld&, const models::SweepSpec& spec, const std::vector<models::SweepPoint>& points,
                     const std::vector<int>& todo, int jobs, const std::function<void(models::SweepRecord)>& done) {

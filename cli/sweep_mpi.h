@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "models/sweep_run.h"
@@ -23,8 +24,9 @@ void mpi_stop(const MpiWorld& w);
 // The ranks of this job on this machine (they share its cores).
 int mpi_local_ranks();
 
-// Rank 0's `todo` given to every rank; `ok` false on rank 0 stops every rank (returns false).
-bool mpi_share_todo(const MpiWorld& w, std::vector<int>& todo, bool ok);
+// Rank 0's `todo` given to every rank; `ok` false on rank 0 stops every rank (returns false), as
+// does a rank whose sweep `fingerprint` differs from rank 0's (it says so).
+bool mpi_share_todo(const MpiWorld& w, std::vector<int>& todo, bool ok, const std::string& fingerprint);
 
 // This rank's share of `todo` run on `jobs` threads; on rank 0 `done` gets every record, its own
 // and the other ranks', one at a time on the calling thread.

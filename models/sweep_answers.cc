@@ -82,7 +82,9 @@ SweepAnswers sweep_answers(const SweepSpec& spec, const std::vector<SweepRecord>
                                      [&](const SweepDerive& d) { return d.key == spec.columns[c]; });
     if (spec.columns[c] != kCommSmsKey && !derived) chosen.push_back(c);
   }
+  const auto comm_index = static_cast<size_t>(comm_col - spec.columns.begin());
   for (size_t i = 0; i < records.size(); ++i) {
+    if (records[i].values[comm_index].empty()) continue;  // a listed point that keeps the base's split
     std::string setting;
     for (size_t c : chosen)
       if (!records[i].values[c].empty())

@@ -1,6 +1,7 @@
 #include "models/sweep_point.h"
 
 #include <charconv>
+#include <cmath>
 #include <memory>
 
 #include "hw/user_error.h"
@@ -141,7 +142,7 @@ std::optional<int> point_comm_sms(const SweepPoint& p, const std::string& file) 
     if (key != kCommSmsKey) continue;
     const auto v = scalar_of(value);
     const double* d = v ? std::get_if<double>(&*v) : nullptr;
-    if (!d || *d != static_cast<double>(static_cast<int>(*d)) || *d < 0)
+    if (!d || !(*d >= 0 && *d <= 1e6) || *d != std::floor(*d))
       throw hw::UserError(file, 0, 0, "comm_sms must be a whole number >= 0, found " + value.text());
     out = static_cast<int>(*d);
   }

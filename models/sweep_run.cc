@@ -22,6 +22,17 @@ const std::vector<std::string> kSweepMetrics = {"gpus",      "fidelity",  "step_
                                                 "mfu_causal_pct", "memory_GiB", "hbm_GiB", "gpu_hours",
                                                 "days",      "cost_usd"};
 
+std::string sweep_metric_text(const std::string& name, double v) {
+  if (!std::isfinite(v)) return fmt::format("{}", v);
+  if (name == "gpus") return fmt::format("{:.0f}", v);
+  if (name == "step_ms") return fmt::format("{:.3f}", v);
+  if (name == "tokens_per_s_per_gpu") return fmt::format("{:.1f}", v);
+  if (name == "mfu_causal_pct" || name == "memory_GiB" || name == "hbm_GiB") return fmt::format("{:.2f}", v);
+  // Seven significant digits in plain decimals: 1987240 GPU-hours, and 0.00009468890 for a toy.
+  const int magnitude = v == 0 ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  return fmt::format("{:.{}f}", v, std::clamp(6 - magnitude, 0, 12));
+}
+
 std::string SweepRecord::metric(const std::string& name) const {
   for (size_t i = 0; i < kSweepMetrics.size() && i < metrics.size(); ++i)
     if (kSweepMetrics[i] == name) return metrics[i];
@@ -50,34 +61,30 @@ void set_metric(SweepRecord& r, const std::string& name, std::string text) {
   r.metrics[static_cast<size_t>(it - kSweepMetrics.begin())] = std::move(text);
 }
 
-// Seven significant digits in plain decimals: 1987240 GPU-hours, and 0.00009468890 for a toy.
-std::string significant(double v) {
-  const int magnitude = v == 0 ? 0 : static_cast<int>(std::floor(std::log10(std::fabs(v))));
-  return fmt::format("{:.{}f}", v, std::clamp(6 - magnitude, 0, 12));
-}
-
 void fill_metrics(SweepRecord& rec, const RunResult& r) {
   constexpr double kGiB = 1024.0 * 1024 * 1024;
-  set_metric(rec, "gpus", std::to_string(r.gpus));
-  set_metric(rec, "step_ms", fmt::format("{:.3f}", r.makespan.to_ms()));
+  set_metric(rec, "gpus", sweep_metric_text("gpus", r.gpus));
+  set_metric(rec, "step_ms", sweep_metric_text("step_ms", r.makespan.to_ms()));
   if (r.model) {
     set_metric(rec, "fidelity", r.model->fidelity);
     double bytes = 0;
     for (const auto& [name, b] : r.model->memory_bytes) bytes += b;
-    set_metric(rec, "memory_GiB", fmt::format("{:.2f}", bytes / kGiB));
-    set_metric(rec, "hbm_GiB", fmt::format("{:.2f}", r.model->memory_available_bytes / kGiB));
+    set_metric(rec, "memory_GiB", sweep_metric_text("memory_GiB", bytes / kGiB));
+    set_metric(rec, "hbm_GiB", sweep_metric_text("hbm_GiB", r.model->memory_available_bytes / kGiB));
   }
   if (r.training && !r.training->phases.empty()) {
     const auto& t = *r.training;
-    set_metric(rec, "tokens_per_s_per_gpu", fmt::format("{:.1f}", t.phases.front().tokens_per_s_per_gpu));
-    set_metric(rec, "mfu_causal_pct", fmt::format("{:.2f}", 100 * t.phases.front().mfu_causal));
-    set_metric(rec, "gpu_hours", significant(t.gpu_hours));
-    set_metric(rec, "days", significant(t.days));
-    if (t.usd_per_gpu_hour > 0) set_metric(rec, "cost_usd", significant(t.cost_usd));
+    set_metric(rec, "tokens_per_s_per_gpu", sweep_metric_text("tokens_per_s_per_gpu", t.phases.front().tokens_per_s_per_gpu));
+    set_metric(rec, "mfu_causal_pct", sweep_metric_text("mfu_causal_pct", 100 * t.phases.front().mfu_causal));
+    set_metric(rec, "gpu_hours", sweep_metric_text("gpu_hours", t.gpu_hours));
+    set_metric(rec, "days", sweep_metric_text("days", t.days));
+    if (t.usd_per_gpu_hour > 0) set_metric(rec, "cost_usd", sweep_metric_text("cost_usd", t.cost_usd));
   }
 }
 
 }  // namespace
+
+std::vector<std::string> sweep_values(const SweepSpec& spec, const SweepPoint& p) { return values_of(spec, p); }
 
 SweepRecord skipped_record(const SweepSpec& spec, const SweepPoint& p) {
   SweepRecord r;

@@ -25,6 +25,11 @@ struct SweepRecord {
   std::string metric(const std::string& name) const;
 };
 
+// A figure of kSweepMetrics as a record writes it (its own number of decimals).
+std::string sweep_metric_text(const std::string& name, double v);
+// The values a point sets, per SweepSpec::columns ("" where it sets none), as a record writes them.
+std::vector<std::string> sweep_values(const SweepSpec& spec, const SweepPoint& p);
+
 // The record of a point that is not run (skipped by a constraint): its values and reason.
 SweepRecord skipped_record(const SweepSpec& spec, const SweepPoint& p);
 // Loads and runs one point, never throwing for what the point itself gets wrong.

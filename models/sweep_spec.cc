@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <fstream>
 #include <sstream>
 
@@ -76,27 +78,70 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
+// The base scenario's nodes that YAML aliases share (an anchor and its `*name` uses are one node in
+// yaml-cpp, at one position): setting a key through one would change every place that uses it.
+class SharedNodes {
+ public:
+  explicit SharedNodes(const std::string& text) : root_(YAML::Load(text)) {
+    std::map<std::pair<int, int>, int> seen;
+    visit(root_, seen, 0);
+    for (const auto& [pos, n] : seen)
+      if (n > 1) shared_.insert(pos);
+  }
+  // The position of the first shared node on `key`'s path, if any.
+  std::optional<std::pair<int, int>> on_path(const std::string& key) const { return walk(root_, key, 0); }
+
+ private:
+  static std::pair<int, int> pos_of(const YAML::Node& n) { return {n.Mark().line + 1, n.Mark().column + 1}; }
+  void visit(const YAML::Node& n, std::map<std::pair<int, int>, int>& seen, int depth) {
+    if (!n.IsDefined() || n.Mark().is_null() || depth > hw::kMaxYamlDepth) return;
+    if (++seen[pos_of(n)] > 1) return;  // an alias: its insides were counted at the anchor
+    if (n.IsMap())
+      for (const auto& kv : n) visit(kv.second, seen, depth + 1);
+    else if (n.IsSequence())
+      for (const auto& item : n) visit(item, seen, depth + 1);
+  }
+  std::optional<std::pair<int, int>> walk(const YAML::Node& n, const std::string& key, size_t from) const {
+    if (!n.IsDefined() || n.Mark().is_null()) return std::nullopt;
+    if (shared_.count(pos_of(n))) return pos_of(n);
+    if (from >= key.size()) return std::nullopt;
+    const size_t dot = std::min(key.find('.', from), key.size());
+    const std::string seg = key.substr(from, dot - from);
+    if (n.IsMap()) return walk(n[seg], key, dot + 1);
+    if (n.IsSequence() && !seg.empty() && seg.find_first_not_of("0123456789") == std::string::npos &&
+        seg.size() < 9 && std::stoul(seg) < n.size())
+      return walk(n[std::stoul(seg)], key, dot + 1);
+    return std::nullopt;
+  }
+  const YAML::Node root_;
+  std::set<std::pair<int, int>> shared_;
+};
+
 // A key: dotted segments of letters, digits and '_' (a list index is a segment of digits).
-void check_key(const YamlNode& n, const std::string& key) {
+void check_key(const YamlNode& n, const std::string& key, const SharedNodes& shared) {
   bool ok = !key.empty() && key.size() < 256 && key.front() != '.' && key.back() != '.' &&
             key.find("..") == std::string::npos;
   for (char c : key) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.');
   if (!ok) n.fail("'" + key + "' is not a scenario key (write a dotted path such as workload.layout.pp)");
   if (key.rfind("sweep", 0) == 0 && (key.size() == 5 || key[5] == '.')) n.fail("a sweep cannot set its own keys");
   if (key.rfind("schema_version", 0) == 0) n.fail("a sweep cannot change the schema version");
+  if (const auto at = shared.on_path(key))
+    n.fail("'" + key + "' runs through a YAML anchor that other places of the base scenario use (line " +
+           std::to_string(at->first) + ", column " + std::to_string(at->second) +
+           "): setting it would change them all; write that part out in the base");
 }
 
-void parse_axis(const YamlNode& n, SweepSpec& spec) {
+void parse_axis(const YamlNode& n, SweepSpec& spec, const SharedNodes& shared) {
   const YamlMap m(n, {"key", "keys", "values", "range"});
   SweepAxis axis;
   axis.pos = SourcePos{n.line(), n.col()};
   if (m.exactly_one_of({"key", "keys"}) == "key") {
     axis.keys.push_back(m.required("key").as_string());
-    check_key(m.required("key"), axis.keys.back());
+    check_key(m.required("key"), axis.keys.back(), shared);
   } else {
     for (const YamlNode& k : m.required("keys").items()) {
       axis.keys.push_back(k.as_string());
-      check_key(k, axis.keys.back());
+      check_key(k, axis.keys.back(), shared);
     }
     if (axis.keys.size() < 2) m.required("keys").fail("'keys' names two keys or more (one key: write 'key')");
   }
@@ -139,6 +184,7 @@ void add_column(SweepSpec& spec, const std::string& key) {
 }
 
 void parse_sweep_section(const YamlNode& node, SweepSpec& spec) {
+  const SharedNodes shared(spec.base_text);
   const YamlMap m(node, {"base", "objective", "training", "grid", "points", "derive", "constraints", "partitions"});
   if (auto o = m.optional("objective")) {
     const std::string s = o->as_enum({"step_time", "gpu_hours", "days", "cost", "tokens_per_s_per_gpu"});
@@ -154,13 +200,13 @@ void parse_sweep_section(const YamlNode& node, SweepSpec& spec) {
     if (auto c = pm.optional("compute")) spec.compute_partition = c->as_string();
   }
   if (auto g = m.optional("grid"))
-    for (const YamlNode& a : g->items()) parse_axis(a, spec);
+    for (const YamlNode& a : g->items()) parse_axis(a, spec, shared);
   if (auto pts = m.optional("points")) {
     for (const YamlNode& p : pts->items()) {
       const YamlMap pm = YamlMap::with_any_keys(p, "scenario keys and their values");
       std::vector<std::pair<std::string, YamlValue>> set;
       for (const std::string& k : pm.keys()) {
-        check_key(pm.required(k), k);
+        check_key(pm.required(k), k, shared);
         for (const auto& a : spec.axes)
           for (const auto& ak : a.keys)
             if (ak == k) pm.required(k).fail("'" + k + "' is swept by the grid; a point cannot set it too");
@@ -175,7 +221,7 @@ void parse_sweep_section(const YamlNode& node, SweepSpec& spec) {
   if (auto d = m.optional("derive")) {
     const YamlMap dm = YamlMap::with_any_keys(*d, "scenario keys and the expressions that give them");
     for (const std::string& k : dm.keys()) {
-      check_key(dm.required(k), k);
+      check_key(dm.required(k), k, shared);
       if (k == kCommSmsKey) dm.required(k).fail("comm_sms is swept, not derived");
       for (const auto& c : spec.columns)
         if (c == k) dm.required(k).fail("'" + k + "' is already set by the grid or the points");

@@ -127,7 +127,8 @@ nlohmann::json sweep_chart(const models::SweepSpec& spec, const std::vector<Swee
   nlohmann::json points = nlohmann::json::array();
   std::string title, x_label;
   const auto col = std::find(spec.columns.begin(), spec.columns.end(), models::kCommSmsKey) - spec.columns.begin();
-  const bool by_sms = static_cast<size_t>(col) < spec.columns.size() && a.best;
+  const bool by_sms = static_cast<size_t>(col) < spec.columns.size() && a.best &&
+                      !records[static_cast<size_t>(*a.best)].values[static_cast<size_t>(col)].empty();
   for (const SweepRecord& r : records) {
     const std::string y = r.metric(y_metric);
     if (r.status != "ok" || y.empty()) continue;
@@ -139,7 +140,7 @@ nlohmann::json sweep_chart(const models::SweepSpec& spec, const std::vector<Swee
         same = same && (static_cast<ptrdiff_t>(c) == col || r.values[c] == b.values[c] ||
                         std::any_of(spec.derive.begin(), spec.derive.end(),
                                     [&](const models::SweepDerive& d) { return d.key == spec.columns[c]; }));
-      if (!same) continue;
+      if (!same || r.values[static_cast<size_t>(col)].empty()) continue;
       points.push_back({{"x", std::stod(r.values[static_cast<size_t>(col)])}, {"predicted", std::stod(y)}});
     } else {
       points.push_back({{"x", r.index}, {"predicted", std::stod(y)}});

@@ -1,6 +1,7 @@
 #include "reports/sweep_results.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -22,7 +23,7 @@ json as_json(const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (end == text.c_str() + text.size() && text.find_first_of("xXnN") == std::string::npos && text != "-") {
-    if (v == static_cast<double>(static_cast<int64_t>(v)) && text.find_first_of(".eE") == std::string::npos)
+    if (std::fabs(v) < 9e15 && v == std::floor(v) && text.find_first_of(".eE") == std::string::npos)
       return static_cast<int64_t>(v);
     return v;
   }
@@ -61,7 +62,9 @@ SweepRecord record_of(const json& j, const std::vector<std::string>& columns) {
   for (const auto& [k, v] : j.at("metrics").items()) {
     const auto it = std::find(models::kSweepMetrics.begin(), models::kSweepMetrics.end(), k);
     if (it == models::kSweepMetrics.end()) throw std::invalid_argument("has the unknown figure '" + k + "'");
-    r.metrics[static_cast<size_t>(it - models::kSweepMetrics.begin())] = text_of(v);
+    // A number read back is written with its figure's own decimals again: "12.300", not "12.3".
+    r.metrics[static_cast<size_t>(it - models::kSweepMetrics.begin())] =
+        v.is_number() ? models::sweep_metric_text(k, v.get<double>()) : text_of(v);
   }
   if (j.contains("message")) r.message = j.at("message").get<std::string>();
   return r;

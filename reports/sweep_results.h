@@ -33,6 +33,8 @@ struct SweepHeader {
 };
 
 // The records on file for this sweep (valid lines only: a line cut short by a kill is dropped).
+// Figures read from JSON are written again as a new record writes them; values as JSON gives them
+// back (the caller takes them from its points, which the fingerprint says are the same).
 // A file of another sweep (another fingerprint or set of keys) is a UserError; a missing file has none.
 std::vector<models::SweepRecord> read_sweep_results(const std::string& path, SweepFormat format,
                                                     const SweepHeader& header);

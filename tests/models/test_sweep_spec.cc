@@ -144,4 +144,9 @@ TEST_CASE("sweep: mistakes in the sweep section are refused at their place befor
   std::ofstream(based) << "schema_version: 1\nname: b\ncluster: {}\nsweep:\n  base: " << tiny_sweep() << "\n";
   CHECK(error_of(based) == based + ":3:10: a sweep with a 'base' scenario holds no scenario keys ('cluster' belongs in " +
                                tiny_sweep() + ")");
+  // A key through a YAML anchor would change every place that uses it.
+  const std::string aliased = dir.file("aliased.yaml");
+  std::ofstream(aliased) << cs::test::read_file(cs::test::source_dir() + "/tests/broken/alias_reused_op.yaml")
+                         << "sweep:\n  points:\n    - {workload.streams.2.ops.0.send.size_MiB: 64}\n";
+  CHECK(error_of(aliased).find("runs through a YAML anchor that other places of the base scenario use") != std::string::npos);
 }
