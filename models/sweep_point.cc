@@ -37,10 +37,10 @@ std::optional<SweepValue> scalar_of(const YamlValue& v) {
 std::optional<SweepValue> descend(const YamlValue& v, const std::vector<std::string>& segs, size_t from) {
   if (from == segs.size()) return scalar_of(v);
   if (v.kind == YamlValue::kMap) {
-    for (const auto& kv : v.items)
-      if (kv.first == segs[from]) return descend(kv.second, segs, from + 1);
+    for (size_t i = 0; i < v.keys.size(); ++i)
+      if (v.keys[i] == segs[from]) return descend(v.items[i], segs, from + 1);
   } else if (v.kind == YamlValue::kSeq) {
-    if (const auto i = index_of(segs[from]); i && *i < v.items.size()) return descend(v.items[*i].second, segs, from + 1);
+    if (const auto i = index_of(segs[from]); i && *i < v.items.size()) return descend(v.items[*i], segs, from + 1);
   }
   return std::nullopt;
 }
@@ -52,9 +52,9 @@ YAML::Node node_of(const YamlValue& v) {
     return n;
   }
   YAML::Node n(v.kind == YamlValue::kSeq ? YAML::NodeType::Sequence : YAML::NodeType::Map);
-  for (const auto& kv : v.items) {
-    if (v.kind == YamlValue::kSeq) n.push_back(node_of(kv.second));
-    else n[kv.first] = node_of(kv.second);
+  for (size_t i = 0; i < v.items.size(); ++i) {
+    if (v.kind == YamlValue::kSeq) n.push_back(node_of(v.items[i]));
+    else n[v.keys[i]] = node_of(v.items[i]);
   }
   return n;
 }

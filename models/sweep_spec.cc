@@ -21,10 +21,13 @@ YamlValue YamlValue::of(const YamlNode& n) {
   if (n.is_map()) {
     v.kind = kMap;
     const YamlMap m = YamlMap::with_any_keys(n, "keys and values");
-    for (const std::string& k : m.keys()) v.items.emplace_back(k, of(m.required(k)));
+    for (const std::string& k : m.keys()) {
+      v.keys.push_back(k);
+      v.items.push_back(of(m.required(k)));
+    }
   } else if (n.is_seq()) {
     v.kind = kSeq;
-    for (const YamlNode& item : n.items()) v.items.emplace_back("", of(item));
+    for (const YamlNode& item : n.items()) v.items.push_back(of(item));
   } else if (n.is_null()) {
     n.fail("a sweep value cannot be empty");
   } else {
@@ -47,8 +50,8 @@ std::string YamlValue::text() const {
   std::string out = kind == kSeq ? "[" : "{";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ", ";
-    if (kind == kMap) out += items[i].first + ": ";
-    out += items[i].second.text();
+    if (kind == kMap) out += keys[i] + ": ";
+    out += items[i].text();
   }
   return out + (kind == kSeq ? "]" : "}");
 }

@@ -21,7 +21,10 @@ struct YamlValue {
   enum Kind { kScalar, kSeq, kMap } kind = kScalar;
   std::string scalar;
   bool plain = true;
-  std::vector<std::pair<std::string, YamlValue>> items;  // kSeq: keys empty
+  // A list's items or a map's values, and (maps) their keys: two vectors, since a vector may hold
+  // an incomplete type and a std::pair may not.
+  std::vector<YamlValue> items;
+  std::vector<std::string> keys;
 
   static YamlValue of(const hw::YamlNode& n);
   static YamlValue of(const SweepValue& v);
