@@ -1,5 +1,6 @@
 #include "models/sweep_point.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <memory>
@@ -124,6 +125,16 @@ Scenario load_sweep_point(const SweepSpec& spec, const SweepPoint& p) {
   YAML::Node doc = YAML::Load(spec.base_text);
   for (const auto& [key, value] : p.set)
     if (key != kCommSmsKey) set_at(doc, segments(key), 0, node_of(value), key, spec.base_file);
+  if (!spec.phases.empty() && doc["training"].IsMap() && doc["training"]["phases"].IsSequence()) {
+    // Keys index the base's phase list, so the phases are picked after they are set.
+    YAML::Node kept(YAML::NodeType::Sequence);
+    for (const YAML::Node& ph : doc["training"]["phases"]) {
+      const bool named = ph.IsMap() && ph["name"] && ph["name"].IsScalar();
+      if (named && std::find(spec.phases.begin(), spec.phases.end(), ph["name"].Scalar()) != spec.phases.end())
+        kept.push_back(ph);
+    }
+    doc["training"]["phases"] = kept;
+  }
   auto src = std::make_shared<hw::YamlSource>(hw::YamlSource{spec.base_file, spec.base_text});
   return load_scenario_node(hw::YamlNode(doc, src, "", 0));
 }

@@ -188,7 +188,8 @@ void add_column(SweepSpec& spec, const std::string& key) {
 
 void parse_sweep_section(const YamlNode& node, SweepSpec& spec) {
   const SharedNodes shared(spec.base_text);
-  const YamlMap m(node, {"base", "objective", "training", "grid", "points", "derive", "constraints", "partitions"});
+  const YamlMap m(node,
+                  {"base", "objective", "training", "phases", "grid", "points", "derive", "constraints", "partitions"});
   if (auto o = m.optional("objective")) {
     const std::string s = o->as_enum({"step_time", "gpu_hours", "days", "cost", "tokens_per_s_per_gpu"});
     for (auto k : {SweepObjective::kStepTime, SweepObjective::kGpuHours, SweepObjective::kDays, SweepObjective::kCost,
@@ -197,6 +198,23 @@ void parse_sweep_section(const YamlNode& node, SweepSpec& spec) {
     spec.objective_set = true;
   }
   if (auto t = m.optional("training")) spec.training = t->as_bool();
+  if (auto ph = m.optional("phases")) {
+    // Names of the base's training phases, e.g. a layout sweep of pretraining alone while the
+    // base's context-extension phases keep layouts of their own.
+    std::vector<std::string> names;
+    const YAML::Node base = YAML::Load(spec.base_text);
+    if (base.IsMap() && base["training"] && base["training"]["phases"] && base["training"]["phases"].IsSequence())
+      for (const YAML::Node& p : base["training"]["phases"])
+        if (p.IsMap() && p["name"] && p["name"].IsScalar()) names.push_back(p["name"].Scalar());
+    if (names.empty()) ph->fail("'phases' picks training phases, but the base scenario has none");
+    for (const YamlNode& item : ph->items()) {
+      const std::string name = item.as_enum(names);
+      if (std::find(spec.phases.begin(), spec.phases.end(), name) != spec.phases.end())
+        item.fail("phase '" + name + "' is listed twice");
+      spec.phases.push_back(name);
+    }
+    if (spec.phases.empty()) ph->fail("'phases' lists no phase");
+  }
   if (auto p = m.optional("partitions")) {
     const YamlMap pm(*p, {"comm", "compute"});
     if (auto c = pm.optional("comm")) spec.comm_partition = c->as_string();
@@ -349,6 +367,7 @@ std::string sweep_fingerprint(const SweepSpec& spec, const std::vector<SweepPoin
   mix(version);
   mix(spec.base_text);
   mix(spec.training ? "training" : "step");
+  for (const std::string& p : spec.phases) mix("phase " + p);
   mix(spec.comm_partition);
   mix(spec.compute_partition);
   for (const SweepPoint& p : points) {

@@ -67,6 +67,7 @@ struct SweepSpec {
   SweepObjective objective = SweepObjective::kStepTime;
   bool objective_set = false;
   bool training = true;                    // predict each point's training run where it has one
+  std::vector<std::string> phases;         // the base's training phases each point runs, by name; empty: all
   std::string comm_partition, compute_partition;  // for comm_sms; empty: the model's own
   std::vector<std::string> columns;        // the keys the points set, in order: axes, points, derived
 };

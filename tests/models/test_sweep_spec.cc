@@ -150,3 +150,38 @@ TEST_CASE("sweep: mistakes in the sweep section are refused at their place befor
                          << "sweep:\n  points:\n    - {workload.streams.2.ops.0.send.size_MiB: 64}\n";
   CHECK(error_of(aliased).find("runs through a YAML anchor that other places of the base scenario use") != std::string::npos);
 }
+
+TEST_CASE("sweep: `phases` keeps the named training phases of the base", "[sweep]") {
+  cs::test::TempDir dir;
+  const std::string base = cs::test::read_file(tiny_sweep());
+  const std::string two = "  phases: [{name: all, tokens: 1e9, global_batch: 16},\n"
+                          "           {name: long, steps: 10, global_batch: 8, workload: {seq_len: 2048}}]\n";
+  const auto write = [&](const std::string& sweep) {
+    std::string text = base.substr(0, base.find("sweep:"));
+    text.replace(text.find("  phases: ["), text.size() - text.find("  phases: ["), two);
+    const std::string path = dir.file("p.yaml");
+    std::ofstream(path) << text << sweep;
+    return path;
+  };
+  const std::string points = "  points: [{workload.layout.pp: 2, workload.layout.dp: 4}]\n";
+  const SweepSpec all = load_sweep_file(write("sweep:\n" + points));
+  REQUIRE(sweep_point_scenario(all, expand_sweep(all).at(0)).training->phases.size() == 2);
+  const SweepSpec one = load_sweep_file(write("sweep:\n  phases: [long]\n" + points));
+  CHECK(one.phases == std::vector<std::string>{"long"});
+  const Scenario sc = sweep_point_scenario(one, expand_sweep(one).at(0));
+  REQUIRE(sc.training->phases.size() == 1);
+  CHECK(sc.training->phases[0].name == "long");
+  CHECK(sc.training->phases[0].workload->seq_len == 2048);
+  CHECK(sc.training->phases[0].workload->layout.pp == 2);  // the point's keys, then the phase's own
+  // Picking phases changes what each point means: results on file for all phases are not reused.
+  const auto pts = expand_sweep(one);
+  CHECK(sweep_fingerprint(one, pts, "v") != sweep_fingerprint(all, pts, "v"));
+  const std::string path = write("sweep:\n  phases: [lng]\n" + points);
+  const std::string unknown = error_of(path);
+  INFO(unknown);
+  CHECK(unknown.find(path + ":25:12:") == 0);
+  CHECK(unknown.find("'lng'") != std::string::npos);
+  CHECK(unknown.find("long") != std::string::npos);
+  CHECK(error_of(write("sweep:\n  phases: [long, long]\n" + points)).find("phase 'long' is listed twice") != std::string::npos);
+  CHECK(error_of(write("sweep:\n  phases: []\n" + points)).find("'phases' lists no phase") != std::string::npos);
+}
