@@ -57,7 +57,7 @@ void LayerBuilder::cast(const std::string& name, Block b, double rows, double wi
 }
 
 void LayerBuilder::linear(const std::string& name, Block b, double m, int64_t n, int64_t k, int groups, bool bf16,
-                          bool recompute) {
+                          bool recompute, double model_share) {
   const bool fp8 = c_.fp8 && !bf16;
   const sim::DType dt = fp8 ? sim::DType::kFp8 : sim::DType::kBf16;
   const int64_t mi = std::llround(m);
@@ -65,7 +65,8 @@ void LayerBuilder::linear(const std::string& name, Block b, double m, int64_t n,
   const auto gemm = [&](Pass p, const std::string& suffix, int64_t gm, int64_t gn, int64_t gk) {
     LayerOp o = op(name + suffix, p, LayerOpKind::kGemm, b);
     o.gemm = sim::GemmShape{gm, gn, gk, dt, groups};
-    o.flops = o.model_flops = gemm_flops(o.gemm);
+    o.flops = gemm_flops(o.gemm);
+    o.model_flops = o.flops * model_share;
     o.hbm_bytes = gemm_bytes(o.gemm);
     return o;
   };
@@ -99,18 +100,19 @@ void LayerBuilder::elementwise(const std::string& name, Block b, double elements
 }
 
 void LayerBuilder::attention(const std::string& name, int heads, int d_qk, int d_v, int kv_heads) {
-  const double s = static_cast<double>(c_.seq_len);
-  const double seqs = static_cast<double>(c_.tokens) / s;
-  const double t = static_cast<double>(c_.tokens);
+  // Context parallelism: this GPU's t tokens are 1/cp of `seqs` sequences; with the causal-balanced
+  // split it scores 1/cp of their query-key pairs, against keys and values of all cp x t tokens.
+  const double s = static_cast<double>(c_.seq_len), cp = c_.cp;
+  const double t = static_cast<double>(c_.tokens), seqs = t * cp / s;
   Unit& u = unit(false);
   LayerOp f = op(name, Pass::kForward, LayerOpKind::kAttention, Block::kAttention);
-  f.flops = f.model_flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, false);
-  const double q = t * heads * d_qk * kAct, k = t * kv_heads * d_qk * kAct, v = t * kv_heads * d_v * kAct;
+  f.flops = f.model_flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, false) / cp;
+  const double q = t * heads * d_qk * kAct, k = t * cp * kv_heads * d_qk * kAct, v = t * cp * kv_heads * d_v * kAct;
   const double o = t * heads * d_v * kAct, lse = t * heads * 4.0;
   f.hbm_bytes = q + k + v + o + lse;
   u.fwd.push_back(f);
   LayerOp g = op(name + ".bwd", Pass::kBackwardInput, LayerOpKind::kAttention, Block::kAttention);
-  g.flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, true);
+  g.flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, true) / cp;
   g.model_flops = 2 * f.model_flops;
   // Reads q, k, v, o, do and lse; writes dq, dk, dv.
   g.hbm_bytes = 2 * (q + k + v) + 2 * o + lse;

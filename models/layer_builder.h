@@ -20,8 +20,9 @@ class LayerBuilder {
   // FP8 quantisation with 1x128 scales (no-op unless the context uses FP8 linears).
   void cast(const std::string& name, Block b, double rows, double width);
   // y[m x n] = x[m x k] W[k x n], `groups` times; FP8 context linears run in FP8 unless `bf16`.
+  // `model_share`: the part of its FLOPs MFU counts (below 1 where ranks repeat one another's work).
   void linear(const std::string& name, Block b, double m, int64_t n, int64_t k, int groups, bool bf16,
-              bool recompute);
+              bool recompute, double model_share = 1);
   // Elementwise op with forward and backward FLOPs and bytes per element.
   void elementwise(const std::string& name, Block b, double elements, double fwd_flops_per, double fwd_bytes_per,
                    double bwd_flops_per, double bwd_bytes_per, bool recompute = false);

@@ -61,8 +61,16 @@ void mla(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   b.linear("attn.kv_down", blk, s.t, int64_t{a.kv_lora_rank} + a.qk_rope_head_dim, s.h, 1, false, false);
   b.norm("attn.kv_norm", blk, s.t, a.kv_lora_rank, c.recompute_norm);
   b.cast("attn.kv_norm.cast", blk, s.t, a.kv_lora_rank);
-  b.linear("attn.kv_up", blk, s.t, int64_t{heads} * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, false,
-           c.recompute_mla_up);
+  // Context parallelism gathers the latent (FP8 when the up-projection runs in FP8) and the
+  // RoPE key, 1.1 KB a token instead of K and V's 80 KB, and every rank up-projects the whole
+  // sequence; backward reduce-scatters their gradients in BF16.
+  const double keys = s.t * c.cp;
+  if (c.cp > 1)
+    b.comm("attn.cp_gather", blk, CommOp::kCpAllGather,
+           keys * (a.kv_lora_rank * (c.fp8 ? kFp8TileBytes : 2.0) + a.qk_rope_head_dim * 2.0), CommOp::kCpReduceScatter,
+           keys * (a.kv_lora_rank + a.qk_rope_head_dim) * 2.0);
+  b.linear("attn.kv_up", blk, keys, int64_t{heads} * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, false,
+           c.recompute_mla_up, 1.0 / c.cp);
   // RoPE rotates the query's rope part per head and the shared rope key: 3 FLOPs per element.
   b.elementwise("attn.rope", blk, s.t * (double(heads) * a.qk_rope_head_dim + a.qk_rope_head_dim), 3, 4, 3, 4);
   b.attention("attn.core", heads, a.qk_head_dim(), a.v_head_dim, heads);
@@ -83,6 +91,11 @@ void gqa(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   b.cast("attn_norm.cast", blk, s.t, s.h);
   b.linear("attn.qkv", blk, s.t, int64_t{heads + 2 * kv} * a.head_dim, s.h, 1, false, false);
   b.elementwise("attn.rope", blk, s.t * double(heads + kv) * a.head_dim, 3, 4, 3, 4);
+  // Context parallelism: K and V of the whole sequence from the CP group (BF16 both ways).
+  if (c.cp > 1) {
+    const double kv_bytes = s.t * c.cp * double(kv) * 2 * a.head_dim * 2.0;
+    b.comm("attn.cp_gather", blk, CommOp::kCpAllGather, kv_bytes, CommOp::kCpReduceScatter, kv_bytes);
+  }
   b.attention("attn.core", heads, a.head_dim, a.head_dim, kv);
   b.cast("attn.o.cast", blk, s.t, double(heads) * a.head_dim);
   b.linear("attn.o_proj", blk, s.t, s.h, int64_t{heads} * a.head_dim, 1, false, false);
@@ -169,6 +182,8 @@ const char* comm_op_name(CommOp c) {
     case CommOp::kTpAllReduce: return "all_reduce";
     case CommOp::kTpReduceScatter: return "reduce_scatter";
     case CommOp::kTpAllGather: return "all_gather";
+    case CommOp::kCpAllGather: return "cp_all_gather";
+    case CommOp::kCpReduceScatter: return "cp_reduce_scatter";
   }
   return "?";
 }

@@ -42,6 +42,8 @@ enum class CommOp : uint8_t {
   kTpAllReduce,
   kTpReduceScatter,
   kTpAllGather,
+  kCpAllGather,      // context parallelism: the keys' source (MLA latent, or K and V) from the CP group
+  kCpReduceScatter,  // its backward: their gradients summed back to the ranks that own the tokens
 };
 const char* comm_op_name(CommOp c);
 
@@ -55,13 +57,18 @@ struct LayerOp {
   double model_flops = 0; // counted for MFU
   double hbm_bytes = 0;   // read + written
   CommOp comm = CommOp::kNone;
-  double comm_bytes = 0;  // MoE: bytes per token and destination; TP: the per-GPU buffer (nccl-tests size)
+  double comm_bytes = 0;  // MoE: bytes per token and destination; TP, CP: the per-GPU buffer (nccl-tests size)
   bool recompute = false;
 };
 
 struct LayerContext {
-  int64_t tokens = 0;   // tokens of one micro-batch on this GPU (micro-batch sequences x seq_len)
-  int64_t seq_len = 0;
+  int64_t tokens = 0;   // tokens of one micro-batch on this GPU (micro-batch sequences x seq_len / cp)
+  int64_t seq_len = 0;  // the whole sequence
+  // Context parallelism: each sequence split over cp ranks, two chunks of 2 x cp each (one from
+  // each end, so every rank gets the same share of the causal mask's work). Attention queries
+  // its local tokens against the keys of the whole sequence, which come from an all-gather of
+  // their source (MLA: the latent and RoPE key, up-projected on every rank; else K and V).
+  int cp = 1;
   bool causal = true;
   int tp = 1;
   TpComm tp_comm = TpComm::kAllReduce;

@@ -49,11 +49,14 @@ void attention(Saver& s) {
   const double h = s.m.hidden, heads = a.heads / s.tp;
   s.norm("attention norm", h);
   if (s.keep_norm_out()) s.add("attention norm output (first projections' input)", s.T / s.sp * h, s.p.linear_input_bytes);
+  // Context parallelism: attention reads the keys and values of the whole sequence, gathered
+  // from the CP group (cp x the local tokens), and backward needs them again.
+  const double cp = s.in.layout.cp, gathered = s.T * cp;
   if (a.kind == AttentionKind::kGqa) {
     const double kv = a.kv_heads >= s.tp ? a.kv_heads / s.tp : 1;  // KV heads replicate when tp > kv_heads
     s.add("Q", s.T * heads * a.head_dim, s.p.act_bytes);
-    s.add("K", s.T * kv * a.head_dim, s.p.act_bytes);
-    s.add("V", s.T * kv * a.head_dim, s.p.act_bytes);
+    s.add(cp > 1 ? "K (gathered over the CP group)" : "K", gathered * kv * a.head_dim, s.p.act_bytes);
+    s.add(cp > 1 ? "V (gathered over the CP group)" : "V", gathered * kv * a.head_dim, s.p.act_bytes);
   } else {
     // The down-projections run on every TP rank, so their latents are not split.
     if (a.q_lora_rank > 0) {
@@ -63,11 +66,19 @@ void attention(Saver& s) {
     }
     s.add("kv latent and RoPE key (kv norm input)", s.T * (a.kv_lora_rank + a.qk_rope_head_dim), s.p.act_bytes);
     s.norm_stats("kv norm", s.T);
-    if (s.keep_norm_out()) s.add("kv norm output (kv up-projection input)", s.T * a.kv_lora_rank, s.p.linear_input_bytes);
+    if (cp > 1) {
+      // The latent and RoPE key gathered from the CP group: the kv up-projection's input, kept so
+      // backward neither gathers again nor recomputes the other ranks' norms.
+      s.add("kv latent gathered over the CP group (kv up-projection input)", gathered * a.kv_lora_rank,
+            s.p.linear_input_bytes);
+      s.add("RoPE key gathered over the CP group", gathered * a.qk_rope_head_dim, s.p.act_bytes);
+    } else if (s.keep_norm_out()) {
+      s.add("kv norm output (kv up-projection input)", s.T * a.kv_lora_rank, s.p.linear_input_bytes);
+    }
     if (!s.in.recompute.mla_up_proj) {
       s.add("Q (q up-projection output)", s.T * heads * a.qk_head_dim(), s.p.act_bytes);
-      s.add("K (kv up-projection output + RoPE key)", s.T * heads * a.qk_head_dim(), s.p.act_bytes);
-      s.add("V (kv up-projection output)", s.T * heads * a.v_head_dim, s.p.act_bytes);
+      s.add("K (kv up-projection output + RoPE key)", gathered * heads * a.qk_head_dim(), s.p.act_bytes);
+      s.add("V (kv up-projection output)", gathered * heads * a.v_head_dim, s.p.act_bytes);
     }
   }
   // FlashAttention keeps O and the log-sum-exp, never the T x T scores.
@@ -400,7 +411,7 @@ MemoryBreakdown memory_breakdown(const MemoryInputs& in, const hw::GpuSpec& gpu)
   const PrecisionRecipe& p = in.precision;
   const ParallelLayout& l = in.layout;
   const double opt = p.master_bytes + p.moment_bytes;
-  const double dense_shards = l.zero_stage >= 1 ? l.dp : 1, expert_shards = l.zero_stage >= 1 ? l.expert_dp() : 1;
+  const double dense_shards = l.zero_stage >= 1 ? l.replicas() : 1, expert_shards = l.zero_stage >= 1 ? l.expert_dp() : 1;
   for (const ParamPart& part : rank_params(in)) {
     const double n = part.dense + part.expert;
     b.lines.push_back({MemoryCategory::kWeights, part.name, n, p.weight_bytes});

@@ -84,7 +84,8 @@ struct MemoryInputs {
   // CUDA context, cuBLAS and NCCL workspaces: not measured yet, so 0 unless the caller knows better.
   double runtime_reserve_bytes = 0;
 
-  int64_t tokens() const { return micro_batch_seqs * seq_len; }
+  // Tokens of one micro-batch on one GPU: context parallelism splits each sequence cp ways.
+  int64_t tokens() const { return micro_batch_seqs * seq_len / layout.cp; }
 };
 
 // One tensor saved for backward, for one micro-batch.

@@ -60,8 +60,13 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
     w.ops += 2 * gpus * mbs;
     if (op.kind != LayerOpKind::kComm) continue;
     const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
-    const uint64_t n = moe ? L.ep : L.tp, groups = gpus / n;
-    if (moe && mw.mirrored())  // one put per GPU: its row, at most one transfer per peer
+    const bool cp = op.comm == CommOp::kCpAllGather || op.comm == CommOp::kCpReduceScatter;
+    const uint64_t n = moe ? L.ep : cp ? L.cp : L.tp, groups = gpus / n;
+    if (cp && mw.mirrored()) {  // the ring's n-1 puts to the successor, each an op
+      w.transfers += gpus * mbs * (n - 1);
+      w.ops += 2 * gpus * mbs * (n - 2);
+    }
+    else if (moe && mw.mirrored())  // one put per GPU: its row, at most one transfer per peer
       w.transfers += gpus * mbs * (n - 1);
     else
       w.transfers += groups * mbs * sim::collective_transfers(moe ? sim::CollectiveKind::kAllToAll : tp_collective(op.comm), n);

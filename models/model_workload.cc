@@ -28,12 +28,13 @@ ModelSpec parse_model_ref(const YamlNode& n) {
 }
 
 ParallelLayout parse_layout(const YamlNode& n) {
-  const YamlMap m(n, {"tp", "dp", "pp", "ep", "zero_stage", "tp_comm", "layers_per_stage"});
+  const YamlMap m(n, {"tp", "cp", "dp", "pp", "ep", "zero_stage", "tp_comm", "layers_per_stage"});
   ParallelLayout l;
   const auto deg = [&](const char* key, int& out) {
     if (const auto v = m.optional(key)) out = static_cast<int>(v->as_int(1, 1 << 20));
   };
   deg("tp", l.tp);
+  deg("cp", l.cp);
   deg("dp", l.dp);
   deg("pp", l.pp);
   deg("ep", l.ep);
@@ -108,6 +109,10 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
   mw.layout_pos = pos_of(layout_node);
   const int gpn = gpus_per_node(cluster);
   if (const auto v = w.optional("seq_len")) mw.seq_len = v->as_int(1, 1 << 24);
+  if (const int cp = mw.layout.cp; cp > 1 && mw.seq_len % (2 * cp) != 0)
+    w.optional("seq_len").value_or(layout_node).fail(
+        "context parallelism over cp = " + std::to_string(cp) + " ranks cuts each sequence into 2 x cp = " +
+        std::to_string(2 * cp) + " equal chunks; seq_len " + std::to_string(mw.seq_len) + " does not divide");
   if (const auto v = w.optional("micro_batch")) mw.micro_batch = v->as_int(1, 1 << 16);
   if (const auto v = w.optional("micro_batches")) mw.micro_batches = v->as_int(1, 100000);
   if (const auto v = w.optional("stage")) {
@@ -138,6 +143,15 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     mw.fidelity = f == "folded"     ? ModelWorkload::Fidelity::kFolded
                   : f == "mirrored" ? ModelWorkload::Fidelity::kMirrored
                                     : ModelWorkload::Fidelity::kFull;
+  }
+  // Folded runs one EP group; with context parallelism it must also hold whole CP groups (or one
+  // CP group whole EP groups), since a CP all-gather needs every rank of its group.
+  if (mw.fidelity == ModelWorkload::Fidelity::kFolded && mw.layout.cp > 1) {
+    const int e = mw.model.moe ? mw.layout.ep : 1, cp = mw.layout.cp;
+    if (e % cp != 0 && cp % e != 0)
+      fidelity_node->fail("folded fidelity simulates one EP group of " + std::to_string(e) +
+                          " ranks, which must hold whole CP groups of " + std::to_string(cp) +
+                          " (or the reverse); use full or mirrored");
   }
   if (const auto v = w.optional("precision")) mw.precision = v->as_enum({"deepseek_fp8", "bf16_mixed"});
   mw.fp8 = mw.precision == "deepseek_fp8";
@@ -190,17 +204,16 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   const ParallelLayout& l = mw.layout;
   ModelRunSummary s;
   s.model = mw.model.name;
-  s.layout = "tp " + std::to_string(l.tp) + ", dp " + std::to_string(l.dp) + ", pp " + std::to_string(l.pp) + ", ep " +
-             std::to_string(l.ep) + (l.zero_stage == 1 ? ", ZeRO-1" : ", no ZeRO");
+  s.layout = layout_text(l);
   s.stage = mw.stage;
-  s.stage_gpus = l.tp * l.dp;
+  s.stage_gpus = l.tp * l.replicas();
   s.simulated_gpus = l.tp * mw.simulated_dp();
   if (mw.pipeline) s.simulated_gpus *= l.pp;  // every rank of the pipeline runs
   using F = ModelWorkload::Fidelity;
   s.fidelity = mw.fidelity == F::kMirrored ? "mirrored" : mw.fidelity == F::kFolded ? "folded" : "full";
   s.micro_batches = mw.pipeline ? mw.pipeline->micro_batches : mw.micro_batches;
   if (mw.pipeline) s.pipeline = schedule_kind_name(mw.pipeline->kind);
-  s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len;
+  s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len / l.cp;
   s.precision = mw.precision;
   s.schedule = mw.schedule;
   s.placement = explain_placement(l, mw.model, gpus_per_node(c));

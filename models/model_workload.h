@@ -7,6 +7,7 @@
 // stage's chunks and checks that the layout fits in memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -52,14 +53,16 @@ struct ModelWorkload {
   //              with skewed routing.
   enum class Fidelity : uint8_t { kFull, kFolded, kMirrored };
   Fidelity fidelity = Fidelity::kFull;
-  // Data-parallel ranks of each stage that run: all, one EP group (folded MoE), or one.
+  // Replicas (cp x dp ranks, RankCoords.dp) of each stage that run: all; when folded, one EP
+  // group (MoE) and at least one whole CP group, whichever holds the other (the loader refuses
+  // folded when neither divides the other); when mirrored, one.
   int simulated_dp() const {
     switch (fidelity) {
-      case Fidelity::kFull: return layout.dp;
-      case Fidelity::kFolded: return model.moe ? layout.ep : 1;
+      case Fidelity::kFull: return layout.replicas();
+      case Fidelity::kFolded: return std::max(model.moe ? layout.ep : 1, layout.cp);
       case Fidelity::kMirrored: return 1;
     }
-    return layout.dp;
+    return layout.replicas();
   }
   bool mirrored() const { return fidelity == Fidelity::kMirrored; }
   int compute_partition = 0;  // indices into the cluster's SM partitions

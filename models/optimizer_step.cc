@@ -65,7 +65,7 @@ RingSet data_parallel_rings(const std::vector<int>& members, int gpn) {
 std::vector<int> dense_dp_group(const ParallelLayout& l, int gpu, int gpn) {
   const RankCoords c = rank_coords(l, gpu, gpn);
   std::vector<int> out;
-  for (int d = 0; d < l.dp; ++d) out.push_back(gpu_of(l, c.tp, d, c.pp));
+  for (int d = 0; d < l.replicas(); ++d) out.push_back(gpu_of(l, c.tp, d, c.pp));
   return out;
 }
 

@@ -18,11 +18,12 @@ std::string range(int first, int count) {
 std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int cluster_gpus, int gpus_per_node,
                            int model_stages) {
   const auto s = [](int v) { return std::to_string(v); };
-  if (l.tp < 1 || l.dp < 1 || l.pp < 1 || l.ep < 1) return "tp, dp, pp and ep must be at least 1";
+  if (l.tp < 1 || l.dp < 1 || l.pp < 1 || l.ep < 1 || l.cp < 1) return "tp, cp, dp, pp and ep must be at least 1";
   if (l.zero_stage != 0 && l.zero_stage != 1) return "zero_stage must be 0 or 1 (ZeRO-1 shards optimizer states)";
-  if (static_cast<long long>(l.tp) * l.dp * l.pp != cluster_gpus)
-    return "tp x dp x pp = " + s(l.tp) + " x " + s(l.dp) + " x " + s(l.pp) + " = " + s(l.tp * l.dp * l.pp) +
-           " GPUs, but the cluster has " + s(cluster_gpus);
+  const long long gpus = static_cast<long long>(l.tp) * l.cp * l.dp * l.pp;
+  if (gpus != cluster_gpus)
+    return (l.cp > 1 ? "tp x cp x dp x pp = " + s(l.tp) + " x " + s(l.cp) + " x " : "tp x dp x pp = " + s(l.tp) + " x ") +
+           s(l.dp) + " x " + s(l.pp) + " = " + std::to_string(gpus) + " GPUs, but the cluster has " + s(cluster_gpus);
   if (l.tp > gpus_per_node || gpus_per_node % l.tp != 0)
     return "tp (" + s(l.tp) + ") must divide the " + s(gpus_per_node) +
            " GPUs of a node: tensor-parallel traffic is modelled on NVLink only";
@@ -30,7 +31,9 @@ std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int clus
   if (m.attention.kind == AttentionKind::kGqa && m.attention.kv_heads % l.tp != 0 && l.tp % m.attention.kv_heads != 0)
     return "tp (" + s(l.tp) + ") and the " + s(m.attention.kv_heads) + " KV heads must divide one another";
   if (m.ffn.hidden % l.tp != 0) return "tp (" + s(l.tp) + ") must divide the FFN width " + std::to_string(m.ffn.hidden);
-  if (l.dp % l.ep != 0) return "ep (" + s(l.ep) + ") must divide dp (" + s(l.dp) + "): expert parallelism is carved out of data parallelism";
+  if (l.replicas() % l.ep != 0)
+    return "ep (" + s(l.ep) + ") must divide " + (l.cp > 1 ? "cp x dp (" + s(l.replicas()) + ")" : "dp (" + s(l.dp) + ")") +
+           ": expert parallelism is carved out of data parallelism";
   if (m.moe) {
     if (l.tp > 1) return "tp > 1 with MoE layers is not modelled; use ep for the experts and tp = 1 (as DeepSeek does)";
     if (m.moe->routed_experts % l.ep != 0)
@@ -67,8 +70,9 @@ std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int clus
 RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node) {
   RankCoords c;
   c.tp = gpu % l.tp;
-  c.dp = (gpu / l.tp) % l.dp;
-  c.pp = gpu / (l.tp * l.dp);
+  c.dp = (gpu / l.tp) % l.replicas();
+  c.cp = c.dp % l.cp;
+  c.pp = gpu / (l.tp * l.replicas());
   c.ep = c.dp % l.ep;
   c.edp = c.dp / l.ep;
   c.node = gpu / gpus_per_node;
@@ -76,7 +80,7 @@ RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node) {
   return c;
 }
 
-int gpu_of(const ParallelLayout& l, int tp, int dp, int pp) { return (pp * l.dp + dp) * l.tp + tp; }
+int gpu_of(const ParallelLayout& l, int tp, int dp, int pp) { return (pp * l.replicas() + dp) * l.tp + tp; }
 
 std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64_t seq_len) {
   if (!l.layers_per_stage.empty()) return l.layers_per_stage;
@@ -148,17 +152,34 @@ int first_layer_of_stage(const std::vector<int>& split, int stage) {
   return first;
 }
 
+std::string layout_text(const ParallelLayout& l) {
+  const auto s = [](int v) { return std::to_string(v); };
+  return "tp " + s(l.tp) + (l.cp > 1 ? ", cp " + s(l.cp) : std::string()) + ", dp " + s(l.dp) + ", pp " + s(l.pp) +
+         ", ep " + s(l.ep) + (l.zero_stage == 1 ? ", ZeRO-1" : ", no ZeRO");
+}
+
 std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node) {
   const auto s = [](int v) { return std::to_string(v); };
   const auto nodes = [&](int gpus) { return std::max(1, gpus / gpus_per_node); };
   std::vector<std::string> out;
-  out.push_back("ranks: tp " + s(l.tp) + " x dp " + s(l.dp) + " x pp " + s(l.pp) + " = " + s(l.gpus()) +
-                " GPUs, numbered tp fastest, then dp, then pp");
+  if (l.cp > 1)
+    out.push_back("ranks: tp " + s(l.tp) + " x cp " + s(l.cp) + " x dp " + s(l.dp) + " x pp " + s(l.pp) + " = " +
+                  s(l.gpus()) + " GPUs, numbered tp fastest, then cp, then dp, then pp");
+  else
+    out.push_back("ranks: tp " + s(l.tp) + " x dp " + s(l.dp) + " x pp " + s(l.pp) + " = " + s(l.gpus()) +
+                  " GPUs, numbered tp fastest, then dp, then pp");
   if (l.tp > 1)
     out.push_back("TP group: " + s(l.tp) + " consecutive GPUs inside one node (GPUs " + range(0, l.tp) +
                   " for the first), " + (l.tp_comm == TpComm::kAllReduce ? "all-reduce" : "reduce-scatter + all-gather") +
                   " over NVLink");
-  const int stage_gpus = l.tp * l.dp;
+  if (l.cp > 1) {
+    const int group = l.cp * l.tp;
+    out.push_back("CP group: " + s(l.cp) + " ranks = " + s(group) + " GPUs on " + s(nodes(group)) + " node(s) (GPUs " +
+                  range(0, group) + " for the first) share each sequence, cut into " + s(2 * l.cp) +
+                  " chunks of which each rank takes one from each end (the causal mask's work balanced); the MLA " +
+                  "latent (K and V without MLA) is all-gathered over " + (group > gpus_per_node ? "InfiniBand" : "NVLink"));
+  }
+  const int stage_gpus = l.tp * l.replicas();
   out.push_back("pipeline stage: " + s(stage_gpus) + " GPUs on " + s(nodes(stage_gpus)) + " node(s) (stage 0: GPUs " +
                 range(0, stage_gpus) + ", stage " + s(l.pp - 1) + ": GPUs " + range((l.pp - 1) * stage_gpus, stage_gpus) +
                 "); stage boundaries send activations over " + (stage_gpus >= gpus_per_node ? "InfiniBand" : "NVLink"));
@@ -174,7 +195,8 @@ std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelS
   layers += " (embedding on stage 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on stage " +
             s(l.pp - 1) + ")";
   out.push_back(layers);
-  out.push_back("data parallel: " + s(l.dp) + " replicas of the dense parameters" +
+  out.push_back("data parallel: " + s(l.replicas()) + " replicas of the dense parameters" +
+                (l.cp > 1 ? " (" + s(l.dp) + " batch shards x " + s(l.cp) + " CP ranks)" : std::string()) +
                 (l.zero_stage == 1 ? ", optimizer states sharded over them (ZeRO-1)" : std::string(", no ZeRO sharding")));
   return out;
 }

@@ -1,11 +1,14 @@
 // A parallel layout and where its ranks sit.
 //
-// GPUs = tp x dp x pp. Expert parallelism is carved out of data parallelism: the dp ranks of a
-// pipeline stage form dp/ep groups of ep ranks; each group holds every routed expert of the
-// stage's layers once (E/ep per rank), and the dp/ep groups are the experts' data-parallel
-// replicas. Rank order (Megatron's default): tp fastest, then dp (its ep ranks consecutive), then
-// pp, so a TP group stays inside a node, an EP group spans ep*tp/gpus_per_node nodes, and a
-// pipeline stage is tp*dp consecutive GPUs.
+// GPUs = tp x cp x dp x pp. Context parallelism (cp) splits each sequence over cp ranks, which
+// hold the same weights as data-parallel ranks do: a stage's cp x dp "replicas" all carry the
+// dense weights, their gradients are reduced over all of them and ZeRO-1 shards over all of them;
+// only the batch is split dp ways. Expert parallelism is carved out of the replicas: they form
+// cp*dp/ep groups of ep ranks; each group holds every routed expert of the stage's layers once
+// (E/ep per rank), and the groups are the experts' data-parallel replicas. Rank order (Megatron's
+// default): tp fastest, then cp, then dp (ep ranks consecutive over both), then pp, so a TP group
+// stays inside a node, a CP group is cp*tp consecutive GPUs, an EP group spans ep*tp/gpus_per_node
+// nodes, and a pipeline stage is tp*cp*dp consecutive GPUs.
 #pragma once
 
 #include <cstdint>
@@ -20,16 +23,20 @@ enum class TpComm : uint8_t { kAllReduce, kReduceScatter };  // kReduceScatter: 
 
 struct ParallelLayout {
   int tp = 1, dp = 1, pp = 1, ep = 1;
+  int cp = 1;  // context parallelism: ranks sharing one sequence (load-balanced causal halves)
   int zero_stage = 1;  // 0: every DP rank keeps full optimizer states; 1: sharded over DP (ZeRO-1)
   TpComm tp_comm = TpComm::kAllReduce;
   std::vector<int> layers_per_stage;  // empty: split as evenly as possible (stage_layers())
 
-  int gpus() const { return tp * dp * pp; }
-  int expert_dp() const { return dp / ep; }  // replicas of each expert
+  int gpus() const { return tp * cp * dp * pp; }
+  int replicas() const { return cp * dp; }         // ranks of a stage (per TP rank) with the same weights
+  int expert_dp() const { return replicas() / ep; }  // replicas of each expert
 };
 
 struct RankCoords {
-  int tp = 0, dp = 0, pp = 0;
+  int tp = 0, pp = 0;
+  int dp = 0;   // the rank among the stage's cp x dp weight replicas (not the batch shard)
+  int cp = 0;   // rank within its CP group (dp % cp)
   int ep = 0;   // rank within its EP group
   int edp = 0;  // which EP group of the stage (the experts' data-parallel rank)
   int node = 0, local = 0;
@@ -43,6 +50,7 @@ std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int clus
                            int model_stages = 0);
 
 RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node);
+// `dp`: the rank among the stage's cp x dp replicas, as in RankCoords.
 int gpu_of(const ParallelLayout& l, int tp, int dp, int pp);
 
 // Layers per pipeline stage (l.pp of them; at most the model's layers unless given): the given split, or the contiguous split (at least one layer per
@@ -52,6 +60,9 @@ int gpu_of(const ParallelLayout& l, int tp, int dp, int pp);
 // beside the head and MTP, as the head and MTP cost about four layers' forward.
 std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64_t seq_len = 4096);
 int first_layer_of_stage(const std::vector<int>& split, int stage);
+
+// The layout in one line, e.g. "tp 1, cp 8, dp 16, pp 16, ep 64, ZeRO-1" (cp only when above 1).
+std::string layout_text(const ParallelLayout& l);
 
 // A few lines saying where the ranks sit, e.g. "EP group: 64 GPUs on 8 nodes (GPUs 0-63)".
 std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node);

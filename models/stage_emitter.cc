@@ -1,5 +1,7 @@
 #include "models/stage_emitter.h"
 
+#include <algorithm>
+
 namespace cs::models {
 
 namespace {
@@ -12,16 +14,19 @@ bool is_shared_expert(const std::string& name) { return name.find(".shared_") !=
 
 sim::CollectiveKind tp_collective(CommOp c) {
   switch (c) {
-    case CommOp::kTpReduceScatter: return sim::CollectiveKind::kReduceScatter;
-    case CommOp::kTpAllGather: return sim::CollectiveKind::kAllGather;
+    case CommOp::kTpReduceScatter:
+    case CommOp::kCpReduceScatter: return sim::CollectiveKind::kReduceScatter;
+    case CommOp::kTpAllGather:
+    case CommOp::kCpAllGather: return sim::CollectiveKind::kAllGather;
     default: return sim::CollectiveKind::kAllReduce;
   }
 }
 
 LayerContext workload_context(const ModelWorkload& mw) {
   LayerContext c;
-  c.tokens = mw.micro_batch * mw.seq_len;
+  c.tokens = mw.micro_batch * mw.seq_len / mw.layout.cp;
   c.seq_len = mw.seq_len;
+  c.cp = mw.layout.cp;
   c.tp = mw.layout.tp;
   c.tp_comm = mw.layout.tp_comm;
   c.ep = mw.layout.ep;
@@ -45,7 +50,7 @@ StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const C
       comm_(std::move(comm)) {
   setup_ = workload_routing(mw, gpn_);
   if (setup_) stats_ = routing_stats(*setup_);
-  tokens_ = static_cast<double>(mw.micro_batch * mw.seq_len);
+  tokens_ = static_cast<double>(mw.micro_batch * mw.seq_len / mw.layout.cp);
   const size_t n = gpus_.size();
   for (size_t i = 0; i < n; ++i) {
     const RankCoords rc = rank_coords(mw.layout, gpus_[i], gpn_);
@@ -53,6 +58,7 @@ StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const C
     ep_rank_.push_back(rc.ep);
     ep_groups_[rc.edp].push_back(i);
     tp_groups_[rc.dp].push_back(i);
+    cp_groups_[{rc.dp / mw.layout.cp, rc.tp}].push_back(i);
   }
   last_compute_.assign(kSlots, std::vector<std::optional<sim::OpId>>(n));
   last_comm_ = last_any_ = last_compute_;
@@ -147,13 +153,42 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     }
     return;
   }
-  for (const auto& [key, members] : moe ? ep_groups_ : tp_groups_) {
+  const bool cp = op.comm == CommOp::kCpAllGather || op.comm == CommOp::kCpReduceScatter;
+  if (cp && mw_.mirrored()) {
+    // The ring collective's phases as seen from this GPU: cp-1 puts of a chunk, one after another
+    // on its stream (each phase pays its latency, as the ring's do). A ring phase lasts as long as
+    // its slowest hop: when the group spans nodes, the hop from a node's last GPU to the next
+    // node's first, which changes rail and is forwarded inside the node. The put makes a hop of
+    // that kind: to the next node's GPU of the next local index. Else it goes to the successor.
+    const int n = mw_.layout.cp, per_node = std::max(1, gpn_ / mw_.layout.tp);
+    int step = n > per_node ? (per_node + 1) % n : 1;
+    if (step == 0) step = per_node;  // a group of per_node + 1 ranks: its predecessor is a node away
+    for (size_t i = 0; i < gpus_.size(); ++i) {
+      const RankCoords& rc = coords_[i];
+      const std::vector<int> next = {gpu_of(mw_.layout, rc.tp, rc.dp - rc.cp + (rc.cp + step) % n, rc.pp)};
+      const std::vector<double> chunk = {op.comm_bytes / n};
+      for (int k = 0; k + 1 < n; ++k) {
+        const sim::OpId id = g_.add_put(comm_[i], next, chunk, c.label);
+        if (k == 0) {
+          take_pending(c.slot, i, id);
+          if (last_compute_[c.slot][i]) g_.add_dep(id, *last_compute_[c.slot][i]);
+        }
+        if (k + 2 == n) chain(i, id);
+      }
+    }
+    return;
+  }
+  const auto run = [&](const std::vector<size_t>& members) {
     std::vector<sim::StreamId> streams;
     for (size_t i : members) streams.push_back(comm_[i]);
     const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label)
                                            : g_.add_collective(tp_collective(op.comm), op.comm_bytes, streams, c.label);
     for (size_t j = 0; j < members.size(); ++j) chain(members[j], ids[j]);
-  }
+  };
+  if (cp)
+    for (const auto& [key, members] : cp_groups_) run(members);
+  else
+    for (const auto& [key, members] : moe ? ep_groups_ : tp_groups_) run(members);
 }
 
 }  // namespace cs::models

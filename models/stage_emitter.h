@@ -1,7 +1,7 @@
 // Emits chunks of layer ops for the GPUs of one pipeline stage (all its data-parallel replicas,
 // one EP group when folded, one GPU per TP rank when mirrored) into an op graph: compute ops on
-// each GPU's compute stream, MoE all-to-alls (all-to-all-v over the EP group) and TP collectives
-// on its communication stream.
+// each GPU's compute stream, MoE all-to-alls (all-to-all-v over the EP group), TP collectives and
+// the context-parallel all-gathers on its communication stream.
 //
 // Mirrored fidelity: the one simulated GPU of an EP group runs each MoE all-to-all as a one-sided
 // put (sim::OpGraph::add_put) of its own row of the all-to-all-v, the same transfer list the
@@ -10,7 +10,8 @@
 // all-to-all-v finishes when every GPU's transfers have finished; the put when this GPU's have.
 // Under balanced routing every GPU sends and receives the same volumes over the same kind of
 // links, and full-duplex links keep its ingress from slowing its egress, so the two finish
-// together. What the put leaves out is the ingress side: the bytes the peers write into this
+// together. A context-parallel ring collective becomes the put of the bytes the GPU sends its
+// ring successor. What the put leaves out is the ingress side: the bytes the peers write into this
 // GPU's HBM (and any switch uplink its peers' flows would share with its own in an
 // oversubscribed fabric).
 //
@@ -87,6 +88,7 @@ class StageEmitter {
   std::map<std::pair<CommOp, double>, std::vector<sim::Transfer>> a2a_cache_;
   std::map<std::tuple<CommOp, double, int>, Row> row_cache_;
   std::map<int, std::vector<size_t>> ep_groups_, tp_groups_;  // members in rank order
+  std::map<std::pair<int, int>, std::vector<size_t>> cp_groups_;  // by (replica / cp, tp)
   // Per slot (2) and GPU index.
   std::vector<std::vector<std::optional<sim::OpId>>> last_compute_, last_comm_, last_any_;
   std::vector<std::vector<bool>> comm_consumed_;

@@ -16,6 +16,7 @@ struct PhaseResult {
   double tokens = 0;
   int64_t batch_start = 0, batch_end = 0;
   int64_t seq_len = 0;
+  std::string layout;            // models::layout_text of the phase's layout
   int micro_batches = 0;         // per step at the full batch
   sim::Time step;                // at the full batch
   sim::Time step_at_ramp_start;  // simulated at `fit_micro_batches` when the batch ramps

@@ -109,6 +109,7 @@ TrainingResult predict_training(const Scenario& sc, const RunResult& first) {
     r.batch_start = ph.batch_start;
     r.batch_end = ph.batch_end;
     r.seq_len = mw.seq_len;
+    r.layout = layout_text(mw.layout);
     const int64_t g = static_cast<int64_t>(mw.layout.dp) * mw.micro_batch;
     const int m_end = mw.pipeline->micro_batches, m_start = static_cast<int>(ph.batch_start / g);
     r.micro_batches = m_end;

@@ -33,6 +33,7 @@ nlohmann::json training_json(const models::TrainingResult& t) {
                         {"steps", p.steps},
                         {"tokens", p.tokens},
                         {"seq_len", p.seq_len},
+                        {"layout", p.layout},
                         {"global_batch", {{"start", p.batch_start}, {"end", p.batch_end}}},
                         {"micro_batches_per_step", p.micro_batches},
                         {"step_s", p.step.to_seconds()},
@@ -65,6 +66,7 @@ std::string training_console(const models::TrainingResult& t) {
                        p.name, p.gpus, p.steps, p.tokens * 1e-9, p.step.to_seconds(), p.tokens_per_s_per_gpu,
                        p.tflops_causal, p.tflops_full, 100 * p.mfu_causal, 100 * p.mfu_full, p.gpu_hours * 1e-3,
                        p.seconds / 86400, p.cost_usd * 1e-6);
+    if (p.layout != t.phases.front().layout) out += fmt::format("  {}: layout {}\n", p.name, p.layout);
     if (p.extrapolated)
       out += fmt::format("  {}: the ramp starts below the schedule's minimum of {} micro-batches; its first steps are "
                          "extrapolated\n", p.name, p.fit_micro_batches);
