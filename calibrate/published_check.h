@@ -29,4 +29,10 @@ std::vector<PublishedCheck> check_deepgemm(const hw::GpuProfile& p, const hw::Gp
 // FP8 dispatch and BF16 combine on 20 SMs; the bandwidth counts the bytes that cross NVLink.
 std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, const hw::GpuSpec& gpu);
 
+// DeepEP's README (2025-02-24): EP16, 32 and 64 over 2, 4 and 8 H800 nodes of DeepSeek's 8-plane
+// fat-tree, each GPU with 4096 tokens of hidden 7168 routed as DeepSeek-V3 routes them (256
+// experts in 8 groups, top-4 groups, top-8 experts), FP8 dispatch and BF16 combine on 20 SMs;
+// the bandwidth counts the bytes a GPU sends over RDMA (InfiniBand), as DeepEP's test does.
+std::vector<PublishedCheck> check_deepep_internode(const hw::GpuProfile& p);
+
 }  // namespace cs::calibrate

@@ -143,6 +143,7 @@ int cmd_calibrate_published(const CalibrateArgs& a) {
                                              profile.gpu + "' (clustersim calibrate carry PROFILE --to h800 -o h800.yaml)");
   std::vector<calibrate::PublishedCheck> checks = calibrate::check_deepgemm(profile, *gpu);
   for (auto& c : calibrate::check_deepep_intranode(profile, *gpu)) checks.push_back(std::move(c));
+  for (auto& c : calibrate::check_deepep_internode(profile)) checks.push_back(std::move(c));
   std::printf("%-18s %-28s %10s %10s %8s\n", "table", "case", "published", "predicted", "error");
   for (const auto& c : checks)
     std::printf("%-18s %-28s %10.1f %10.1f %+7.1f%%  %s\n", c.table.c_str(), c.name.c_str(), c.published, c.predicted,

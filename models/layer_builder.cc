@@ -57,7 +57,7 @@ void LayerBuilder::cast(const std::string& name, Block b, double rows, double wi
 }
 
 void LayerBuilder::linear(const std::string& name, Block b, double m, int64_t n, int64_t k, int groups, bool bf16,
-                          bool recompute, double model_share) {
+                          bool recompute, double model_share, bool input_shared) {
   const bool fp8 = c_.fp8 && !bf16;
   const sim::DType dt = fp8 ? sim::DType::kFp8 : sim::DType::kBf16;
   const int64_t mi = std::llround(m);
@@ -80,7 +80,15 @@ void LayerBuilder::linear(const std::string& name, Block b, double m, int64_t n,
     u.bwd.push_back(q);
   }
   u.bwd.push_back(gemm(Pass::kBackwardInput, ".dgrad", mi, k, n));
-  // Wgrad: dW[k x n] = x^T[k x m] dy[m x n].
+  // Wgrad: dW[k x n] = x^T[k x m] dy[m x n]. In FP8 it needs x in 128x1 tiles along the tokens,
+  // but forward cached x in 1x128 tiles: it is read, dequantised, transposed, re-quantised and
+  // stored again (DeepSeek-V3 sec. 3.5.2, "Support for Transposed GEMM Operations").
+  if (fp8 && !input_shared) {
+    LayerOp t = op(name + ".x_transpose_cast", Pass::kBackwardWeight, LayerOpKind::kElementwise, b);
+    t.flops = 4 * m * k * groups;  // dequantise, abs-max per 128, scale, convert
+    t.hbm_bytes = m * k * groups * 2 * kFp8TileBytes;
+    u.wgt.push_back(t);
+  }
   u.wgt.push_back(gemm(Pass::kBackwardWeight, ".wgrad", k, n, mi));
 }
 

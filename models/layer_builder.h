@@ -21,8 +21,9 @@ class LayerBuilder {
   void cast(const std::string& name, Block b, double rows, double width);
   // y[m x n] = x[m x k] W[k x n], `groups` times; FP8 context linears run in FP8 unless `bf16`.
   // `model_share`: the part of its FLOPs MFU counts (below 1 where ranks repeat one another's work).
+  // `input_shared`: an earlier linear reads the same input, whose transposed FP8 copy serves both.
   void linear(const std::string& name, Block b, double m, int64_t n, int64_t k, int groups, bool bf16,
-              bool recompute, double model_share = 1);
+              bool recompute, double model_share = 1, bool input_shared = false);
   // Elementwise op with forward and backward FLOPs and bytes per element.
   void elementwise(const std::string& name, Block b, double elements, double fwd_flops_per, double fwd_bytes_per,
                    double bwd_flops_per, double bwd_bytes_per, bool recompute = false);

@@ -58,7 +58,8 @@ void mla(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   } else {
     b.linear("attn.q_proj", blk, s.t, int64_t{heads} * a.qk_head_dim(), s.h, 1, false, false);
   }
-  b.linear("attn.kv_down", blk, s.t, int64_t{a.kv_lora_rank} + a.qk_rope_head_dim, s.h, 1, false, false);
+  b.linear("attn.kv_down", blk, s.t, int64_t{a.kv_lora_rank} + a.qk_rope_head_dim, s.h, 1, false, false, 1,
+           true);  // the query's projection reads the same normalised input
   b.norm("attn.kv_norm", blk, s.t, a.kv_lora_rank, c.recompute_norm);
   b.cast("attn.kv_norm.cast", blk, s.t, a.kv_lora_rank);
   // Context parallelism gathers the latent (FP8 when the up-projection runs in FP8) and the

@@ -57,3 +57,21 @@ TEST_CASE("DeepEP's intranode bandwidths come out within 10%", "[published]") {
     CHECK(c.predicted <= h800().comm.nvlink_GBps);
   }
 }
+
+TEST_CASE("DeepEP's internode bandwidths: the model's IB runs at line rate, above DeepEP's February kernel", "[published]") {
+  const auto checks = calibrate::check_deepep_internode(h800());
+  REQUIRE(checks.size() == 6);
+  CHECK(checks[0].name == "EP16 dispatch (FP8)");
+  CHECK(checks[5].name == "EP64 combine (BF16)");
+  CHECK(checks[4].published == 46);
+  for (const auto& c : checks) {
+    INFO(c.name << ": " << c.predicted << " GB/s logical (a token counted once per node it reaches)");
+    // What the model misses is known: it drives each NIC at the wire's 50 GB/s, where DeepEP's
+    // kernel of February 2025 reached less (its April update 12-14% more at EP32 and EP64).
+    CHECK(c.error() > 0.15);
+    CHECK(c.error() < 0.60);
+  }
+  // EP32's tokens reach nearly all of its 4 nodes, their own among them, while EP64's reach 4 of
+  // 8: more of EP32's logical bytes stay on the node and cross no NIC.
+  CHECK(checks[2].predicted > checks[4].predicted);
+}

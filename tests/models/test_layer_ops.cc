@@ -224,3 +224,27 @@ TEST_CASE("layer ops: elementwise ops count their elements, FLOPs and bytes", "[
   bf16.fp8 = false;
   for (const LayerOp& o : layer_ops(tiny_mla(), 0, bf16)) CHECK(o.name.find("cast") == std::string::npos);
 }
+
+TEST_CASE("layer ops: an FP8 wgrad first re-quantises its cached input transposed, once per input", "[layer_ops]") {
+  const std::vector<LayerOp> ops = layer_ops(tiny_mla(), 1, ctx(16, 8));
+  const auto pos = [&](const std::string& n) {
+    return std::find_if(ops.begin(), ops.end(), [&](const LayerOp& o) { return o.name == n; }) - ops.begin();
+  };
+  // q_up: x is 16 tokens x 32 (the q latent), read and written as FP8 with its scales.
+  const LayerOp& t = find(ops, "attn.q_up.x_transpose_cast");
+  CHECK(t.pass == Pass::kBackwardWeight);
+  CHECK(t.kind == LayerOpKind::kElementwise);
+  CHECK(t.hbm_bytes == Approx(16 * 32 * 2 * kFp8TileBytes));
+  CHECK(t.model_flops == 0);
+  CHECK(pos("attn.q_up.x_transpose_cast") + 1 == pos("attn.q_up.wgrad"));
+  // The routed experts' inputs: top_k x tokens rows of the hidden size over the local experts.
+  CHECK(find(ops, "moe.expert_up.x_transpose_cast").hbm_bytes == Approx(2 * 16 * 64 * 2 * kFp8TileBytes));
+  // q_down and kv_down read the same normalised input: one transposed copy serves both.
+  CHECK(has(ops, "attn.q_down.x_transpose_cast"));
+  CHECK_FALSE(has(ops, "attn.kv_down.x_transpose_cast"));
+  // BF16 linears (the gate) and BF16 runs have none.
+  CHECK_FALSE(has(ops, "moe.gate.x_transpose_cast"));
+  LayerContext bf16 = ctx(16, 8);
+  bf16.fp8 = false;
+  for (const LayerOp& o : layer_ops(tiny_mla(), 1, bf16)) CHECK(o.name.find("x_transpose_cast") == std::string::npos);
+}
