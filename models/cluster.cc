@@ -138,7 +138,13 @@ ClusterConfig parse_cluster(const YamlNode& node) {
 
   ClusterFigures& f = c.figures;
   f = catalog_figures(c);
-  if (auto o = m.optional("overrides")) c.nvlink_bw_overridden = parse_overrides(*o, f);
+  if (auto o = m.optional("overrides")) {
+    c.nvlink_bw_overridden = parse_overrides(*o, f);
+    c.hbm_bw_overridden = YamlMap(*o, {"hbm_bw_GBps", "nvlink_bw_GBps", "nvlink_lat_ns", "pcie_bw_GBps", "nic_bw_GBps",
+                                       "ib_base_lat_ns", "ib_hop_lat_ns", "switch_ports"})
+                              .optional("hbm_bw_GBps")
+                              .has_value();
+  }
 
   if (c.fabric.kind == "switch") {
     if (auto v = m.optional("nodes")) v->fail("'nodes' applies to the fat-tree fabrics; a 'switch' cluster takes 'gpus'");

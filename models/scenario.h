@@ -56,6 +56,7 @@ struct ClusterConfig {
   FabricConfig fabric;
   ClusterFigures figures;
   bool nvlink_bw_overridden = false;  // by `overrides.nvlink_bw_GBps` or `fabric.link_bw_GBps`
+  bool hbm_bw_overridden = false;     // by `overrides.hbm_bw_GBps`
 };
 
 // `roofline`: datasheet figures only (hw/roofline_cost.h). `calibrated`: a profile fitted to
