@@ -61,7 +61,8 @@ struct ClusterConfig {
 
 // `roofline`: datasheet figures only (hw/roofline_cost.h). `calibrated`: a profile fitted to
 // measurements (hw/calibrated_cost.h); its NVLink figure replaces the catalog's unless the
-// scenario overrides NVLink itself.
+// scenario overrides NVLink itself, and so does its measured HBM ceiling (a `memory` section)
+// unless the scenario overrides HBM.
 struct CostModelConfig {
   std::string kind = "roofline";
   double comm_bw_per_sm_GBps = 0;                // roofline only

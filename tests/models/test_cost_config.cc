@@ -1,7 +1,7 @@
 // The scenario's `cost_model: {kind: calibrated}`: the profile's GEMM model and copy rate drive
-// the run, its measured NVLink replaces the catalog's unless the scenario overrides NVLink, a
-// relative profile path starts at the scenario's folder, and uses beyond the measured range are
-// reported.
+// the run (at the sustained clock), its measured NVLink and HBM replace the catalog's unless the
+// scenario overrides them, a relative profile path starts at the scenario's folder, and uses
+// beyond the measured range are reported.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
