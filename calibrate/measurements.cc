@@ -207,7 +207,11 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     // The kernels' C++ provenance lists every GPU; the PyTorch scripts name the one they used.
     if (prov.contains("gpu") && prov["gpu"].is_object()) p.gpu = prov["gpu"].value("name", "");
     else if (const json& gpus = field(prov, "gpus", path, "provenance"); gpus.is_array() && !gpus.empty())
+    {
       p.gpu = gpus[0].value("name", "");
+      if (gpus[0].contains("sm_clock_mhz") && gpus[0]["sm_clock_mhz"].is_object())
+        p.sm_clock_max_MHz = gpus[0]["sm_clock_mhz"].value("max", 0.0);
+    }
     p.date_utc = prov.value("date_utc", "");
     p.git_commit = prov.value("git_commit", "");
     const int source = static_cast<int>(set.sources.size());

@@ -16,6 +16,7 @@ struct Provenance {
   std::string gpu;       // first GPU's name, e.g. "NVIDIA H200"
   std::string date_utc;
   std::string git_commit;
+  double sm_clock_max_MHz = 0;  // the first GPU's maximum SM clock, where the kernels record it
 };
 
 // Whether the GPU the provenance names ("NVIDIA H200") is the catalog GPU `catalog_name` ("h200").

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "calibrate/load_fit.h"
 #include "hw/user_error.h"
 
 namespace cs::calibrate {
@@ -49,7 +50,8 @@ hw::ProfileRange range_of(const std::vector<Case>& cases, Get get) {
 
 double nvlink_latency_us(const hw::GpuSpec& gpu) { return gpu.nvlink_lat_ns * 1e-3; }
 
-ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every) {
+ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every,
+                           const ClockLogs& clocks) {
   if (set.gemms.empty()) throw hw::UserError("calibrate fit", 0, 0, "no FP8 GEMM cases among the inputs (cs_fp8_gemm's JSON)");
   std::vector<AllToAllCase> a2a;
   for (const AllToAllCase& c : set.all_to_alls)
@@ -124,6 +126,49 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     for (int i = 0; i < hw::KernelModel::kParams; ++i)
       p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
   }
+  if (!clocks.sustained.empty() || !clocks.gemm_sweep.empty()) {
+    if (clocks.sustained.empty() || clocks.gemm_sweep.empty())
+      throw hw::UserError("calibrate fit", 0, 0, "the clocks section needs both clock logs (sustained load and the GEMM sweep)");
+    double comm_max = 0;
+    std::string comm_file;
+    for (const Provenance& s : set.sources)
+      if (s.program == "cs_all_to_all" && s.sm_clock_max_MHz > 0) {
+        comm_max = s.sm_clock_max_MHz;
+        comm_file = s.file + " (" + s.gpu + ", " + s.date_utc + ")";
+      }
+    if (comm_max <= 0) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all measurement records its GPU's maximum SM clock");
+    const auto loaded = [&](const std::string& file, double* MHz) {
+      int used = 0;
+      std::string date;
+      const std::vector<ClockSample> samples = read_clock_log(file, &date);
+      *MHz = loaded_mean_MHz(samples, &used);
+      if (used == 0) throw hw::UserError(file, 0, 0, "no sample of the clock log draws more than twice the idle power");
+      return "mean SM clock of the " + std::to_string(used) + " of " + std::to_string(samples.size()) +
+             " samples drawing over twice the lowest power: " + file + " (" + gpu.model + ", " +
+             (date.empty() ? std::string("no timestamps") : date) + ")";
+    };
+    double sus = 0, sweep = 0;
+    const std::string sus_src = loaded(clocks.sustained, &sus), sweep_src = loaded(clocks.gemm_sweep, &sweep);
+    p.clocks = hw::ClockModel{sweep, comm_max, sus};
+    p.clock_params["gemm_fit_MHz"] = {sweep, "measured", sweep_src + " (the GEMM sweep run again, its pauses and L2 flushes included)"};
+    p.clock_params["comm_fit_MHz"] = {comm_max, "measured",
+                                      "the GPU's maximum SM clock in the provenance of " + comm_file +
+                                          ": a copy kernel alone draws too little power to be clocked down"};
+    p.clock_params["sustained_MHz"] = {sus, "measured", sus_src + " (GEMMs beside copies back to back, at the power limit)"};
+  }
+  if (!set.overlaps.empty()) {
+    const HbmCeiling h = fit_hbm_ceiling(set.overlaps);
+    if (h.cases > 0) {
+      char buf[400];
+      std::snprintf(buf, sizeof buf,
+                    "the most HBM traffic of %d local copies alone, 2 x bytes / time, on %d SMs: %.1f GB/s per SM "
+                    "against a median %.1f%s: ",
+                    h.cases, h.ctas_at, h.per_sm_GBps_at, h.per_sm_GBps_median,
+                    h.bound ? " (bound by HBM)" : " (not bound: a lower bound)");
+      p.memory = hw::MemoryModel{h.GBps};
+      p.memory_params["hbm_GBps"] = {h.GBps, "measured", std::string(buf) + sources_of(set, "cs_overlap")};
+    }
+  }
   for (const Provenance& s : set.sources)
     p.fitted_from.push_back(s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit);
   p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "
@@ -166,6 +211,18 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
                  fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
     p.kernels.elementwise_GBps = mem.value;
   }
+  for (auto& [name, param] : p.clock_params) {
+    param.origin = "carried";
+    param.source = same + "; its sustained clock assumed the same (not measured there); there: " + param.source;
+  }
+  if (p.memory.present()) {
+    auto& m = p.memory_params["hbm_GBps"];
+    m.origin = "carried";
+    m.value *= hbm;
+    m.source = "the " + from_gpu.name + " value x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
+               fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets); there: " + m.source;
+    p.memory.hbm_GBps = m.value;
+  }
   p.gemm.hbm_GBps = hbm_param.value;
   p.comm.nvlink_GBps = nvl_param.value;
   p.note = "Carried over from the " + from_gpu.name + " profile by `clustersim calibrate carry`: " + to_gpu.model +
@@ -200,6 +257,8 @@ std::string profile_yaml(const hw::GpuProfile& p) {
   section("comm", p.comm_params, &hw::CommModel::param_name, hw::CommModel::kParams);
   ranges("comm_range", p.comm_range);
   if (p.kernels.present()) section("kernels", p.kernel_params, &hw::KernelModel::param_name, hw::KernelModel::kParams);
+  if (p.clocks.present()) section("clocks", p.clock_params, &hw::ClockModel::param_name, hw::ClockModel::kParams);
+  if (p.memory.present()) section("memory", p.memory_params, &hw::MemoryModel::param_name, hw::MemoryModel::kParams);
   return o.str();
 }
 

@@ -16,6 +16,12 @@
 
 namespace cs::calibrate {
 
+// Clock logs for the profile's clocks section: one taken under sustained load (the overlap
+// bench's nvidia-smi log) and one while the GEMM sweep ran (its dmon log). Both or neither.
+struct ClockLogs {
+  std::string sustained, gemm_sweep;
+};
+
 struct ProfileBuild {
   hw::GpuProfile profile;
   GemmFit gemm;
@@ -26,7 +32,10 @@ struct ProfileBuild {
 
 // Fits on the cases not held out (every `holdout_every`-th shape / grid cell; 0 holds none out).
 // UserError when the measurements lack GEMM or all-to-all cases, or come from another GPU.
-ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every);
+// Given overlap cases, the memory section (HBM ceiling) is fitted too; given clock logs, the
+// clocks section.
+ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every,
+                           const ClockLogs& clocks = {});
 // The profile of `to`, from `from`'s: the same Hopper chip, so the SM-side figures carry over
 // unchanged; the HBM- and NVLink-bound ones scale by the datasheet ratios.
 hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from_gpu, const hw::GpuSpec& to_gpu);

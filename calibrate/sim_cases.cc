@@ -14,18 +14,22 @@ namespace cs::calibrate {
 
 namespace {
 
-// `gpus` GPUs of one node (NVLink at the profile's rate, the datasheet latency), the SMs split
-// into the partition the case used and the rest; runs `graph` and returns its makespan.
+// `gpus` GPUs of one node (NVLink at the profile's rate, the datasheet latency; HBM at the
+// profile's ceiling where it has one), the SMs split into the partition the case used and the
+// rest; runs `graph` and returns its makespan. The kernels run at the clocks of `load`: a sweep's
+// single kernels at their fit's clock, the overlap bench's sustained streams at the sustained one.
 struct Node {
   Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, int partition_sms)
-      : Node(p, gpu, gpus, std::vector<sim::PartitionSpec>{{"used", partition_sms}}) {}
+      : Node(p, gpu, gpus, std::vector<sim::PartitionSpec>{{"used", partition_sms}}, hw::ClockLoad::kFit) {}
   // Partitions as given; the SMs they leave form one more, idle.
-  Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, std::vector<sim::PartitionSpec> parts)
+  Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, std::vector<sim::PartitionSpec> parts,
+       hw::ClockLoad load)
       : net(engine),
         fabric(net, hw::SwitchFabricSpec{gpus, sim::Bandwidth::gbytes_per_s(p.comm.nvlink_GBps),
                                          sim::Time::from_seconds_ceil(gpu.nvlink_lat_ns * 1e-9),
-                                         sim::Bandwidth::gbytes_per_s(gpu.hbm_bw_GBps)}),
-        cost(gpu, p) {
+                                         sim::Bandwidth::gbytes_per_s(p.memory.present() ? p.memory.hbm_GBps
+                                                                                         : gpu.hbm_bw_GBps)}),
+        cost(gpu, p, load) {
     int used = 0;
     for (const auto& part : parts) used += part.sms;
     if (used < gpu.sms) parts.push_back({"rest", gpu.sms - used});
@@ -70,7 +74,7 @@ sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, c
 OverlapRun simulate_overlap(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const OverlapCase& c) {
   // The bench's all-to-all runs `ctas` CTAs, one per SM, on a green context of comm_sms >= ctas
   // SMs (whole granules): the copy has `ctas` SMs, the GEMM its own partition.
-  Node node(p, gpu, c.gpus, {{"comm", c.ctas}, {"gemm", c.compute_sms}});
+  Node node(p, gpu, c.gpus, {{"comm", c.ctas}, {"gemm", c.compute_sms}}, hw::ClockLoad::kSustained);
   sim::OpGraph g;
   std::vector<sim::StreamId> comm;
   for (int i = 0; i < c.gpus; ++i) comm.push_back(g.add_stream(i, 0, "all_to_all"));

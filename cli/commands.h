@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/profile_build.h"
 #include "calibrate/validate.h"
 
 namespace cs::cli {
@@ -66,6 +67,7 @@ struct CalibrateArgs {
   std::string out;                // fit, carry: the profile written
   std::string gpu;                // fit: catalog GPU (default: the measurements'); carry: the target
   int holdout_every = calibrate::kBundledHoldoutEvery;  // every N-th shape or grid cell is held out of the fit
+  calibrate::ClockLogs clocks;    // fit: clock logs for the profile's clocks section
 };
 
 int cmd_calibrate_fit(const CalibrateArgs& args);

@@ -1,17 +1,32 @@
 #include "hw/calibrated_cost.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace cs::hw {
 
-CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile)
-    : gpu_(gpu), profile_(std::move(profile)), roofline_(gpu, RooflineParams{}) {}
+CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad load)
+    : gpu_(gpu), profile_(std::move(profile)), roofline_(gpu, RooflineParams{}) {
+  const ClockModel& c = profile_.clocks;
+  if (load == ClockLoad::kSustained && c.present()) {
+    gemm_slowdown_ = c.gemm_fit_MHz / c.sustained_MHz;
+    comm_slowdown_ = c.comm_fit_MHz / c.sustained_MHz;
+  }
+}
 
 std::string CalibratedCost::describe() const {
+  std::string clocks;
+  if (gemm_slowdown_ != 1 || comm_slowdown_ != 1) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "; sustained SM clock %.0f MHz (GEMM tiles x%.3f, copies x%.3f)",
+                  profile_.clocks.sustained_MHz, gemm_slowdown_, comm_slowdown_);
+    clocks = buf;
+  }
   return "calibrated profile " + profile_.gpu + " (" + profile_.file +
          (profile_.kernels.present()
               ? "): GEMMs, attention, memory-bound and communication kernels fitted, other kernels by the datasheet roofline"
-              : "): GEMMs and communication kernels fitted, other kernels by the datasheet roofline");
+              : "): GEMMs and communication kernels fitted, other kernels by the datasheet roofline") +
+         clocks;
 }
 
 double CalibratedCost::mma_scale(sim::DType t) const {
@@ -23,7 +38,7 @@ sim::ComputeCost CalibratedCost::gemm_cost(int, const sim::GemmShape& g) const {
 }
 
 sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const {
-  return sim::Time::from_seconds_ceil(gemm_model_us(profile_.gemm, g, sms, mma_scale(g.dtype)) * 1e-6);
+  return sim::Time::from_seconds_ceil(gemm_model_us(profile_.gemm, g, sms, mma_scale(g.dtype), gemm_slowdown_) * 1e-6);
 }
 
 sim::ComputeCost CalibratedCost::compute_cost(int gpu, const sim::GenericCompute& c) const {
@@ -39,7 +54,7 @@ sim::Time CalibratedCost::compute_time(int gpu, const sim::GenericCompute& c, in
     case sim::ComputeKind::kAttentionForward: us = k.attn_fwd_us + c.flops / (k.attn_fwd_tflops * 1e6 * share); break;
     case sim::ComputeKind::kAttentionBackward: us = k.attn_bwd_us + c.flops / (k.attn_bwd_tflops * 1e6 * share); break;
     case sim::ComputeKind::kMemoryBound: {
-      const double GBps = std::min(k.elementwise_GBps, profile_.comm.sm_copy_GBps * std::max(1, sms));
+      const double GBps = std::min(k.elementwise_GBps, profile_.comm.sm_copy_GBps / comm_slowdown_ * std::max(1, sms));
       us = std::max(roofline_.compute_time(gpu, c, sms).to_seconds() * 1e6, c.bytes / (GBps * 1e3));
       break;
     }
@@ -49,7 +64,7 @@ sim::Time CalibratedCost::compute_time(int gpu, const sim::GenericCompute& c, in
 }
 
 sim::Bandwidth CalibratedCost::comm_copy_rate(int, int sms) const {
-  return sim::Bandwidth::gbytes_per_s(profile_.comm.sm_copy_GBps * sms);
+  return sim::Bandwidth::gbytes_per_s(profile_.comm.sm_copy_GBps * sms / comm_slowdown_);
 }
 
 sim::Time CalibratedCost::comm_launch(int) const {

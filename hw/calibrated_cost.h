@@ -11,9 +11,14 @@
 
 namespace cs::hw {
 
+// Which SM clock kernels run at: the one each fit measured at (a calibration bench's own
+// conditions), or the profile's sustained clock (a training step: GEMMs and copies back to back
+// at the power limit). Without a clocks section in the profile both are the fit's.
+enum class ClockLoad { kFit, kSustained };
+
 class CalibratedCost : public sim::CostModel {
  public:
-  CalibratedCost(const GpuSpec& gpu, GpuProfile profile);
+  CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad load = ClockLoad::kSustained);
   std::string describe() const override;
   bool calibrated() const override { return true; }
   sim::ComputeCost gemm_cost(int gpu, const sim::GemmShape& g) const override;
@@ -26,11 +31,15 @@ class CalibratedCost : public sim::CostModel {
   const GpuProfile& profile() const { return profile_; }
   // The GEMM's MMA rate against FP8's: the datasheet's dense tensor peaks (1 for FP8).
   double mma_scale(sim::DType t) const;
+  // Fit clock / running clock for GEMM tiles and for the copy kernel (1 at the fit's clock).
+  double gemm_clock_slowdown() const { return gemm_slowdown_; }
+  double comm_clock_slowdown() const { return comm_slowdown_; }
 
  private:
   GpuSpec gpu_;
   GpuProfile profile_;
   RooflineCost roofline_;  // generic kernels
+  double gemm_slowdown_ = 1, comm_slowdown_ = 1;
 };
 
 }  // namespace cs::hw

@@ -41,7 +41,7 @@ double gemm_compulsory_bytes(const sim::GemmShape& g) {
                      static_cast<double>(g.m) * g.n * out);
 }
 
-double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale) {
+double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale, double clock_slowdown) {
   sms = std::max(1, sms);
   const int64_t tiles = gemm_model_tiles(g);
   // Too few tiles for the SMs and a deep k: the library splits k over two SMs per tile, each
@@ -53,7 +53,7 @@ double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, doubl
   const double rate_tflops = mma_scale * std::min(p.sm_tflops, p.chip_tflops / busy);
   const double k = static_cast<double>(g.k) / static_cast<double>(split);
   const double mma_us = 2.0 * kTileM * kTileN * k / (rate_tflops * 1e6);
-  const double tiled_us = waves * (p.tile_us + mma_us);
+  const double tiled_us = waves * (p.tile_us + mma_us) * clock_slowdown;
   const double hbm_us = gemm_compulsory_bytes(g) / (p.hbm_GBps * 1e3);
   return p.launch_us + std::max(tiled_us, hbm_us) + (split > 1 ? p.split_k_us : 0.0);
 }

@@ -41,8 +41,10 @@ struct GemmModel {
 };
 
 // Tensor-core input types other than FP8 run at `mma_scale` of the FP8 rate (the datasheet ratio:
-// 1/2 for BF16 and FP16, 1/4 for TF32).
-double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale = 1.0);
+// 1/2 for BF16 and FP16, 1/4 for TF32). `clock_slowdown` (fit clock / running clock, >= 0)
+// stretches the SM-clock-bound tiles; launch and the HBM bound keep their time.
+double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale = 1.0,
+                     double clock_slowdown = 1.0);
 // Tiles of the shape.
 int64_t gemm_model_tiles(const sim::GemmShape& g);
 // The SMs the kernel can use at most on a GPU of `sms` SMs: its tiles, times the k-split it takes

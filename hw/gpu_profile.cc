@@ -18,6 +18,16 @@ const char* KernelModel::param_name(int i) {
   return kNames[i];
 }
 
+const char* ClockModel::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"gemm_fit_MHz", "comm_fit_MHz", "sustained_MHz"};
+  return kNames[i];
+}
+
+const char* MemoryModel::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"hbm_GBps"};
+  return kNames[i];
+}
+
 namespace {
 
 ProfileParam parse_param(const YamlNode& n) {
@@ -62,7 +72,8 @@ std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* 
 
 GpuProfile parse_profile(const YamlNode& root) {
   const YamlMap m(root,
-                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_range", "comm", "comm_range", "kernels"});
+                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_range", "comm", "comm_range", "kernels",
+                   "clocks", "memory"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -81,6 +92,18 @@ GpuProfile parse_profile(const YamlNode& root) {
     p.kernel_params = parse_params<KernelModel::kParams>(*k, &KernelModel::param_name, v);
     p.kernels = KernelModel{v[0], v[1], v[2], v[3], v[4]};
     if (!p.kernels.present() || v[3] <= 0 || v[4] <= 0) k->fail("'kernels' rates must be positive");
+  }
+  if (const auto k = m.optional("clocks")) {
+    double v[ClockModel::kParams];
+    p.clock_params = parse_params<ClockModel::kParams>(*k, &ClockModel::param_name, v);
+    p.clocks = ClockModel{v[0], v[1], v[2]};
+    if (v[0] <= 0 || v[1] <= 0 || v[2] <= 0) k->fail("'clocks' must be positive");
+  }
+  if (const auto k = m.optional("memory")) {
+    double v[MemoryModel::kParams];
+    p.memory_params = parse_params<MemoryModel::kParams>(*k, &MemoryModel::param_name, v);
+    p.memory = MemoryModel{v[0]};
+    if (v[0] <= 0) k->fail("'memory.hbm_GBps' must be positive");
   }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
   p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});

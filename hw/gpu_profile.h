@@ -40,6 +40,29 @@ struct KernelModel {
   bool present() const { return attn_fwd_tflops > 0; }  // profiles fitted before these kernels were measured
 };
 
+// SM clocks: the clock each fit's measurements ran at, and the mean clock the GPU holds under
+// sustained load (back-to-back GEMMs beside a copy kernel, pinned at the power limit). A run under
+// sustained load scales SM-clock-bound time (GEMM tiles, the copy kernel's per-SM rate) by their
+// ratio; HBM-bound time keeps its rate (the memory clock does not move). Optional: absent, every
+// kernel runs at its fit's clock.
+struct ClockModel {
+  double gemm_fit_MHz = 0;   // mean SM clock while the GEMM sweep ran
+  double comm_fit_MHz = 0;   // SM clock of the all-to-all measurements
+  double sustained_MHz = 0;  // mean SM clock under sustained load
+  static constexpr int kParams = 3;
+  static const char* param_name(int i);
+  bool present() const { return sustained_MHz > 0; }
+};
+
+// HBM as a shared resource: what it carries at most, reads plus writes, GB/s, summed over every
+// kernel of the GPU (a local copy counts its bytes twice). Optional: absent, the datasheet figure.
+struct MemoryModel {
+  double hbm_GBps = 0;
+  static constexpr int kParams = 1;
+  static const char* param_name(int i);
+  bool present() const { return hbm_GBps > 0; }
+};
+
 // [lo, hi] of one measured quantity.
 struct ProfileRange {
   double lo = 0, hi = 0;
@@ -53,7 +76,10 @@ struct GpuProfile {
   GemmModel gemm;
   CommModel comm;
   KernelModel kernels;  // optional: absent, those kernels run on the datasheet roofline
-  std::map<std::string, ProfileParam> gemm_params, comm_params, kernel_params;  // by parameter name
+  ClockModel clocks;    // optional
+  MemoryModel memory;   // optional
+  std::map<std::string, ProfileParam> gemm_params, comm_params, kernel_params, clock_params,
+      memory_params;  // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance
 };

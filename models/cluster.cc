@@ -44,8 +44,9 @@ void parse_partitions(const YamlNode& parts, ClusterConfig& c) {
   if (c.partitions.empty()) parts.fail("'cluster.sm_partitions' names no partition");
 }
 
-// Returns whether the NVLink bandwidth was overridden.
-bool parse_overrides(const YamlNode& node, ClusterFigures& f) {
+// Sets the figures the scenario overrides, and which of the NVLink and HBM bandwidths it did.
+void parse_overrides(const YamlNode& node, ClusterConfig& c) {
+  ClusterFigures& f = c.figures;
   const YamlMap m(node, {"hbm_bw_GBps", "nvlink_bw_GBps", "nvlink_lat_ns", "pcie_bw_GBps", "nic_bw_GBps",
                          "ib_base_lat_ns", "ib_hop_lat_ns", "switch_ports"});
   const auto bw = [&](const char* key, double& out) {
@@ -65,7 +66,8 @@ bool parse_overrides(const YamlNode& node, ClusterFigures& f) {
     f.switch_ports = static_cast<int>(v->as_int(4, 1024));
     if (f.switch_ports % 2) v->fail("'cluster.overrides.switch_ports' must be even");
   }
-  return m.has("nvlink_bw_GBps");
+  c.nvlink_bw_overridden = m.has("nvlink_bw_GBps");
+  c.hbm_bw_overridden = m.has("hbm_bw_GBps");
 }
 
 // The figures a cluster starts from: those of its catalog parts.
@@ -138,7 +140,7 @@ ClusterConfig parse_cluster(const YamlNode& node) {
 
   ClusterFigures& f = c.figures;
   f = catalog_figures(c);
-  if (auto o = m.optional("overrides")) c.nvlink_bw_overridden = parse_overrides(*o, f);
+  if (auto o = m.optional("overrides")) parse_overrides(*o, c);
 
   if (c.fabric.kind == "switch") {
     if (auto v = m.optional("nodes")) v->fail("'nodes' applies to the fat-tree fabrics; a 'switch' cluster takes 'gpus'");

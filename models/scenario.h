@@ -56,11 +56,13 @@ struct ClusterConfig {
   FabricConfig fabric;
   ClusterFigures figures;
   bool nvlink_bw_overridden = false;  // by `overrides.nvlink_bw_GBps` or `fabric.link_bw_GBps`
+  bool hbm_bw_overridden = false;     // by `overrides.hbm_bw_GBps`
 };
 
 // `roofline`: datasheet figures only (hw/roofline_cost.h). `calibrated`: a profile fitted to
 // measurements (hw/calibrated_cost.h); its NVLink figure replaces the catalog's unless the
-// scenario overrides NVLink itself.
+// scenario overrides NVLink itself, and so does its measured HBM ceiling (a `memory` section)
+// unless the scenario overrides HBM.
 struct CostModelConfig {
   std::string kind = "roofline";
   double comm_bw_per_sm_GBps = 0;                // roofline only

@@ -148,10 +148,12 @@ void Executor::start_phase(uint32_t c) {
     const int dst = col.gpus[t.dst];
     path_.clear();
     path_.push_back(state_[col.ops[t.src]].copy_link);
-    path_.push_back(routing_.hbm(src));
-    if (src != dst) {  // a local copy stays in the source's HBM
+    path_.push_back(routing_.hbm(src));  // read
+    if (src != dst) {
       routing_.route(src, dst, path_);
-      path_.push_back(routing_.hbm(dst));
+      path_.push_back(routing_.hbm(dst));  // written at the destination
+    } else {
+      path_.push_back(routing_.hbm(src));  // a local copy reads and writes the same HBM: twice its bytes
     }
     net_.start_flow(path_, t.bytes, FlowNetwork::kUncapped, [this, c] {
       CollectiveState& st = coll_[c];

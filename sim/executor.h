@@ -6,7 +6,8 @@
 // a memory-bound one its share of HBM (contention with other kernels comes from the flow network).
 // A communication op is a kernel that holds SMs of its partition and owns a virtual "copy" link
 // whose capacity is the cost model's copy rate for those SMs; every flow it sends crosses that
-// link, the source HBM, the route, and the destination HBM. A collective's flows start once every
+// link, the source HBM, the route, and the destination HBM (a local copy crosses its HBM twice:
+// it reads and writes there). A collective's flows start once every
 // participant's kernel has launched, phase by phase (collective_plan.h), and all its ops finish
 // together when the last phase ends. An all-to-all-v's transfer leaves through its source rank's
 // copy link, so a relay GPU's kernel carries the bytes it forwards.

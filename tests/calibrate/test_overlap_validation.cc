@@ -1,6 +1,7 @@
 // The H200 profile against the GEMM / all-to-all overlap bench (calibrate/data/h200/overlap.json):
 // the optimum SM split is asserted (the issue's acceptance), the makespan's miss is pinned in
-// direction and size until the missing mechanisms (HBM contention, sustained clocks) are modelled.
+// direction and size. The profile's sustained clocks and HBM ceiling took it from 17% to 7% at the
+// median; what is left is the copy kernel's local rate and the GEMMs on partitions (README).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -32,11 +33,15 @@ TEST_CASE("overlap: every bench case is simulated as the bench ran it", "[calibr
     if (c.kind != "overlap") continue;
     INFO(c.label << ": measured " << c.measured_us << ", predicted " << c.predicted_us);
     CHECK(c.held_out);
-    // Under-predicted everywhere: the model has neither the all-to-all's slowdown beside the GEMM
-    // (10-24% measured) nor the GEMMs' sustained-load times on partitions.
+    // Still under-predicted everywhere: the local copy runs 42 GB/s per SM alone in the bench
+    // against the fit's 46 (an all-to-all of 2 GPUs, half its bytes over NVLink), the large GEMMs
+    // on 100-116 SMs run up to 25% under the fit even at the sustained clock, and at 48 copy SMs
+    // the GEMMs lose 31% to the copy's HBM traffic where max-min sharing gives them their demand.
     CHECK(c.error() < 0);
-    CHECK(c.error() > -0.40);
+    CHECK(c.error() > -0.27);
   }
+  // Without the sustained clocks and the HBM ceiling: 17.2% median, 38.0% worst.
+  CHECK(v.overlap.median_error < 0.08);
 }
 
 TEST_CASE("overlap: the predicted best SM split is within one sweep step of the measured one", "[calibrate][overlap]") {

@@ -16,7 +16,9 @@ TEST_CASE("the bundled H200 and H800 profiles name a source for every parameter"
     REQUIRE(p != nullptr);
     CHECK(p->gemm_params.size() == hw::GemmModel::kParams);
     CHECK(p->comm_params.size() == hw::CommModel::kParams);
-    for (const auto* params : {&p->gemm_params, &p->comm_params})
+    CHECK(p->clock_params.size() == hw::ClockModel::kParams);
+    CHECK(p->memory_params.size() == hw::MemoryModel::kParams);
+    for (const auto* params : {&p->gemm_params, &p->comm_params, &p->clock_params, &p->memory_params})
       for (const auto& [name, q] : *params) {
         INFO(gpu << " " << name);
         CHECK(!q.source.empty());
@@ -34,6 +36,8 @@ TEST_CASE("the H800 profile is the H200's with HBM and NVLink scaled by the data
   CHECK(h800.gemm.hbm_GBps == Approx(h200.gemm.hbm_GBps * 3350 / 4800));
   CHECK(h800.comm.sm_copy_GBps == Approx(h200.comm.sm_copy_GBps));
   CHECK(h800.comm.nvlink_GBps == Approx(h200.comm.nvlink_GBps * 200 / 450));
+  CHECK(h800.clocks.sustained_MHz == h200.clocks.sustained_MHz);  // the same chip (assumed: not measured there)
+  CHECK(h800.memory.hbm_GBps == Approx(h200.memory.hbm_GBps * 3350 / 4800));
   // carry_profile reproduces the bundled file.
   const hw::GpuProfile again = calibrate::carry_profile(h200, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
   CHECK(again.comm.nvlink_GBps == Approx(h800.comm.nvlink_GBps).epsilon(1e-9));

@@ -1,12 +1,13 @@
 // The scenario's `cost_model: {kind: calibrated}`: the profile's GEMM model and copy rate drive
-// the run, its measured NVLink replaces the catalog's unless the scenario overrides NVLink, a
-// relative profile path starts at the scenario's folder, and uses beyond the measured range are
-// reported.
+// the run (at the sustained clock), its measured NVLink and HBM replace the catalog's unless the
+// scenario overrides them, a relative profile path starts at the scenario's folder, and uses
+// beyond the measured range are reported.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <string>
 
+#include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
@@ -34,7 +35,10 @@ TEST_CASE("a calibrated scenario times its GEMM by the profile's model") {
   const RunResult r = run_scenario(sc);
   REQUIRE(r.calibrated);
   const hw::GpuProfile& p = *hw::find_profile("h800");
-  const double gemm_us = hw::gemm_model_us(p.gemm, sim::GemmShape{4096, 7168, 7168, sim::DType::kFp8}, 112);
+  // A scenario is a sustained load: the GEMM's tiles run at the profile's sustained clock.
+  REQUIRE(p.clocks.present());
+  const double gemm_us = hw::gemm_model_us(p.gemm, sim::GemmShape{4096, 7168, 7168, sim::DType::kFp8}, 112, 1.0,
+                                           p.clocks.gemm_fit_MHz / p.clocks.sustained_MHz);
   REQUIRE(r.streams[0].busy_mean.to_seconds() * 1e6 == Approx(gemm_us).epsilon(1e-6));
   // The roofline times the same GEMM differently: the profile is what was used.
   const RunResult roof = run_scenario(load_scenario_text(scenario(""), "t.yaml"));
@@ -60,6 +64,16 @@ TEST_CASE("a scenario's own NVLink figure wins over the profile's") {
   const Scenario sc = load_scenario_text(scenario(kCalibrated, ", link_bw_GBps: 120"), "t.yaml");
   REQUIRE(sc.cluster.fabric.link_bw_GBps == 120);
   REQUIRE(run_scenario(sc).fabric.find("as measured") == std::string::npos);
+}
+
+TEST_CASE("a calibrated scenario's HBM carries the profile's measured ceiling, unless the scenario overrides it") {
+  const hw::GpuProfile& p = *hw::find_profile("h800");
+  REQUIRE(p.memory.present());
+  REQUIRE(p.memory.hbm_GBps < hw::find_gpu("h800")->hbm_bw_GBps);
+  CHECK(load_scenario_text(scenario(kCalibrated), "t.yaml").cluster.figures.hbm_bw_GBps == p.memory.hbm_GBps);
+  CHECK(load_scenario_text(scenario(""), "t.yaml").cluster.figures.hbm_bw_GBps == hw::find_gpu("h800")->hbm_bw_GBps);
+  const std::string own = "  overrides: {hbm_bw_GBps: 1000}\n" + kCalibrated;
+  CHECK(load_scenario_text(scenario(own), "t.yaml").cluster.figures.hbm_bw_GBps == 1000);
 }
 
 TEST_CASE("a calibrated profile named by a path relative to the scenario's folder") {

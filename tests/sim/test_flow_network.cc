@@ -123,3 +123,18 @@ TEST_CASE("link statistics integrate carried bytes and busy time") {
   CHECK(st.bytes == Approx(1.5e9));
   CHECK(st.busy == Time::ms(15));  // busy 0-10 ms, idle until 50 ms, busy 50-55 ms
 }
+
+TEST_CASE("a flow crossing a link twice (a local copy: read and write) uses it at twice its rate") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId hbm = net.add_link("hbm", Bandwidth::gbytes_per_s(300), Time());
+  Time copy_done, kernel_done;
+  // Alone the copy moves at 150 GB/s (300 of traffic). Beside a kernel crossing once, max-min
+  // gives both 100 GB/s (100 + 2 x 100 = 300) until the kernel's 1 GB ends at 10 ms; the copy's
+  // remaining 2 GB then go at 150 GB/s.
+  net.start_flow({hbm, hbm}, 3e9, FlowNetwork::kUncapped, [&] { copy_done = e.now(); });
+  net.start_flow({hbm}, 1e9, FlowNetwork::kUncapped, [&] { kernel_done = e.now(); });
+  e.run();
+  CHECK(kernel_done == Time::ms(10));
+  CHECK(copy_done.to_seconds() == Approx(0.010 + 2e9 / 150e9).epsilon(1e-9));
+}

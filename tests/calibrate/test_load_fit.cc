@@ -1,0 +1,123 @@
+// Sustained load read off measurements: clock logs (nvidia-smi CSV and dmon) and the HBM ceiling
+// from local copies alone, on synthetic data with known answers; the clocks and memory sections
+// of a profile (YAML round trip, carry-over, what a calibrated cost does with them).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "calibrate/load_fit.h"
+#include "calibrate/profile_build.h"
+#include "hw/calibrated_cost.h"
+#include "hw/gpu_catalog.h"
+#include "hw/gpu_profile.h"
+#include "hw/user_error.h"
+
+using namespace cs;
+
+namespace {
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = std::string(P_tmpdir) + "/cs_test_" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Local copies of `bytes` on `ctas` SMs at `per_sm` GB/s each, held to half of `hbm` (read + write).
+calibrate::OverlapCase copy_case(int ctas, double per_sm, double hbm) {
+  calibrate::OverlapCase c;
+  c.ctas = ctas;
+  c.local_copy_only = true;
+  c.a2a_bytes = 268435456;
+  c.a2a_alone_us = c.a2a_bytes / (std::min(ctas * per_sm, hbm / 2) * 1e3);
+  return c;
+}
+}  // namespace
+
+TEST_CASE("clock logs read in both nvidia-smi formats, and idle samples are left out of the mean", "[calibrate][load]") {
+  const std::string csv = write_temp("clocks.csv",
+                                     "timestamp, clocks.current.sm [MHz], clocks.current.memory [MHz], power.draw [W]\n"
+                                     "2026/11/23 11:23:38.561, 345 MHz, 3201 MHz, 82.14 W, 41, 0x1\n"
+                                     "2026/11/23 11:23:39.067, 1700 MHz, 3201 MHz, 600.00 W, 60, 0x4\n"
+                                     "2026/11/23 11:23:39.568, 1800 MHz, 3201 MHz, 650.50 W, 61, 0x4\n");
+  std::string date;
+  const auto a = calibrate::read_clock_log(csv, &date);
+  REQUIRE(a.size() == 3);
+  CHECK(date == "2026-11-23T11:23:38Z");
+  CHECK(a[1].sm_MHz == 1700);
+  CHECK(a[2].power_W == Approx(650.5));
+  int used = 0;
+  CHECK(calibrate::loaded_mean_MHz(a, &used) == Approx(1750));
+  CHECK(used == 2);
+
+  const std::string dmon = write_temp("clocks.dmon",
+                                      "# gpu    pwr  gtemp  mtemp   mclk   pclk\n"
+                                      "# Idx      W      C      C    MHz    MHz\n"
+                                      "    0     80     40     41   3201    345\n"
+                                      "    0    500     60     48   3201   1980\n"
+                                      "    0    650     66     50   3201   1620\n");
+  const auto b = calibrate::read_clock_log(dmon);
+  REQUIRE(b.size() == 3);
+  CHECK(calibrate::loaded_mean_MHz(b) == Approx(1800));
+
+  const std::string empty = write_temp("clocks.none", "no samples here\n");
+  CHECK_THROWS_AS(calibrate::read_clock_log(empty), hw::UserError);
+}
+
+TEST_CASE("the HBM ceiling is recovered from local copies whose per-SM rate falls once HBM binds", "[calibrate][load]") {
+  // 42 GB/s per SM, HBM 3300 GB/s of reads + writes: 48 SMs would want 2016 GB/s, get 1650.
+  std::vector<calibrate::OverlapCase> cases;
+  for (int k : {4, 8, 16, 24, 32, 48}) cases.push_back(copy_case(k, 42, 3300));
+  const calibrate::HbmCeiling h = calibrate::fit_hbm_ceiling(cases);
+  CHECK(h.cases == 6);
+  CHECK(h.GBps == Approx(3300));
+  CHECK(h.bound);
+  CHECK(h.ctas_at == 48);
+  CHECK(h.per_sm_GBps_median == Approx(42));
+
+  // Nowhere near the ceiling: the most traffic seen is only a lower bound, and says so.
+  cases.clear();
+  for (int k : {4, 8, 16}) cases.push_back(copy_case(k, 42, 3300));
+  const calibrate::HbmCeiling low = calibrate::fit_hbm_ceiling(cases);
+  CHECK(low.GBps == Approx(2 * 16 * 42));
+  CHECK_FALSE(low.bound);
+}
+
+TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H800", "[calibrate][load][profile]") {
+  hw::GpuProfile p = *hw::find_profile("h200");
+  p.clocks = hw::ClockModel{1930, 1980, 1770};
+  p.memory = hw::MemoryModel{3300};
+  for (int i = 0; i < hw::ClockModel::kParams; ++i)
+    p.clock_params[hw::ClockModel::param_name(i)] = {i == 0 ? 1930.0 : i == 1 ? 1980.0 : 1770.0, "measured", "test"};
+  p.memory_params["hbm_GBps"] = {3300, "measured", "test"};
+  const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(calibrate::profile_yaml(p), "round-trip.yaml"));
+  CHECK(back.clocks.sustained_MHz == 1770);
+  CHECK(back.clocks.gemm_fit_MHz == 1930);
+  CHECK(back.clocks.comm_fit_MHz == 1980);
+  CHECK(back.memory.hbm_GBps == 3300);
+  CHECK(back.clock_params.at("sustained_MHz").source == "test");
+
+  const hw::GpuProfile h800 = calibrate::carry_profile(p, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
+  CHECK(h800.clocks.sustained_MHz == 1770);  // the same chip
+  CHECK(h800.memory.hbm_GBps == Approx(3300.0 * 3350 / 4800));
+  CHECK(h800.memory_params.at("hbm_GBps").origin == "carried");
+  CHECK(h800.clock_params.at("sustained_MHz").origin == "carried");
+}
+
+TEST_CASE("under sustained load GEMM tiles and copies run at the sustained clock", "[calibrate][load][cost]") {
+  hw::GpuProfile p = *hw::find_profile("h200");
+  p.clocks = hw::ClockModel{2000, 2000, 1600};  // 1.25 x slower at the sustained clock
+  const hw::GpuSpec& gpu = *hw::find_gpu("h200");
+  const hw::CalibratedCost fit(gpu, p, hw::ClockLoad::kFit), sustained(gpu, p, hw::ClockLoad::kSustained);
+  const sim::GemmShape big{8192, 4096, 7168, sim::DType::kFp8};  // compute-bound
+  const double launch = p.gemm.launch_us;
+  const double t_fit = fit.gemm_time(0, big, 108).to_seconds() * 1e6;
+  const double t_sus = sustained.gemm_time(0, big, 108).to_seconds() * 1e6;
+  CHECK(t_sus - launch == Approx((t_fit - launch) * 1.25).epsilon(1e-6));
+  CHECK(sustained.comm_copy_rate(0, 20).gbytes_per_s() == Approx(fit.comm_copy_rate(0, 20).gbytes_per_s() / 1.25));
+  // Without a clocks section both loads are the fit's.
+  p.clocks = {};
+  const hw::CalibratedCost plain(gpu, p, hw::ClockLoad::kSustained);
+  CHECK(plain.gemm_time(0, big, 108) == fit.gemm_time(0, big, 108));
+}
