@@ -1,6 +1,5 @@
 // What sustained load does to a GPU, read off measurements: the SM clock it holds (from clock
-// logs: nvidia-smi's CSV query or `nvidia-smi dmon`) and the most HBM carries (from the overlap
-// bench's local copies alone, whose per-SM rate falls once HBM binds).
+// logs: nvidia-smi's CSV query or `nvidia-smi dmon`) and the most HBM traffic it carried.
 #pragma once
 
 #include <string>
@@ -25,17 +24,17 @@ std::vector<ClockSample> read_clock_log(const std::string& path, std::string* da
 // sample's power (the idle ones, at idle clocks, are left out). `used` gets their count.
 double loaded_mean_MHz(const std::vector<ClockSample>& samples, int* used = nullptr);
 
-// The HBM ceiling (reads plus writes, GB/s) from the overlap cases whose all-to-all is a local
-// copy: the most traffic one moved alone, 2 x bytes / time. `bound` says whether that case was
-// held by HBM, its copy's per-SM rate under 90% of the median over the cases (if not, the value
-// is only a lower bound).
+// The HBM ceiling (reads plus writes, GB/s): the most traffic any copy we measured moved, the
+// overlap bench's local copies alone (2 x bytes / time, on their k SMs) and the memory-bound
+// kernels' copies (bytes read and written / time, on every SM). A copy on a few SMs is held by
+// its SMs' issue rate, not by HBM (the overlap bench's 48-SM copy moves 3.3 TB/s on an H200 where
+// PyTorch's copy on 132 SMs moves 4.2), so the most over all of them is the best figure we have;
+// it is still a lower bound of what HBM can carry. `what` names the case.
 struct HbmCeiling {
   double GBps = 0;
   int cases = 0;
-  bool bound = false;
-  double per_sm_GBps_at = 0, per_sm_GBps_median = 0;
-  int ctas_at = 0;
+  std::string what;
 };
-HbmCeiling fit_hbm_ceiling(const std::vector<OverlapCase>& cases);
+HbmCeiling fit_hbm_ceiling(const std::vector<OverlapCase>& overlaps, const std::vector<MemoryBoundCase>& memory_bound);
 
 }  // namespace cs::calibrate

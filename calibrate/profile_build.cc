@@ -156,18 +156,14 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
                                           ": a copy kernel alone draws too little power to be clocked down"};
     p.clock_params["sustained_MHz"] = {sus, "measured", sus_src + " (GEMMs beside copies back to back, at the power limit)"};
   }
-  if (!set.overlaps.empty()) {
-    const HbmCeiling h = fit_hbm_ceiling(set.overlaps);
-    if (h.cases > 0) {
-      char buf[400];
-      std::snprintf(buf, sizeof buf,
-                    "the most HBM traffic of %d local copies alone, 2 x bytes / time, on %d SMs: %.1f GB/s per SM "
-                    "against a median %.1f%s: ",
-                    h.cases, h.ctas_at, h.per_sm_GBps_at, h.per_sm_GBps_median,
-                    h.bound ? " (bound by HBM)" : " (not bound: a lower bound)");
-      p.memory = hw::MemoryModel{h.GBps};
-      p.memory_params["hbm_GBps"] = {h.GBps, "measured", std::string(buf) + sources_of(set, "cs_overlap")};
-    }
+  if (const HbmCeiling h = fit_hbm_ceiling(set.overlaps, set.memory_bound); h.cases > 0) {
+    const bool torch = h.what.rfind("PyTorch", 0) == 0;
+    p.memory = hw::MemoryModel{h.GBps};
+    p.memory_params["hbm_GBps"] = {
+        h.GBps, "measured",
+        "the most HBM traffic (read + written) of the " + std::to_string(h.cases) + " copies measured: " + h.what +
+            " (a lower bound of what HBM carries): " +
+            sources_of(set, torch ? "kernels/torch/memory_bound.py" : "cs_overlap")};
   }
   for (const Provenance& s : set.sources)
     p.fitted_from.push_back(s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit);

@@ -20,4 +20,8 @@ void SwitchFabric::route(int src, int dst, std::vector<sim::LinkId>& out) const 
   out.push_back(down_[dst]);
 }
 
+std::vector<sim::Routing::KindedLink> SwitchFabric::gpu_links(int gpu) const {
+  return {{"HBM", hbm_[gpu]}, {"switch out", up_[gpu]}, {"switch in", down_[gpu]}};
+}
+
 }  // namespace cs::hw

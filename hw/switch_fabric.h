@@ -23,6 +23,8 @@ class SwitchFabric : public sim::Routing {
   int gpu_count() const override { return static_cast<int>(hbm_.size()); }
   sim::LinkId hbm(int gpu) const override { return hbm_[gpu]; }
   void route(int src, int dst, std::vector<sim::LinkId>& out) const override;
+  // HBM, and the up- and down-link as "switch out" and "switch in".
+  std::vector<KindedLink> gpu_links(int gpu) const override;
   sim::LinkId up(int gpu) const { return up_[gpu]; }
   sim::LinkId down(int gpu) const { return down_[gpu]; }
 

@@ -145,6 +145,7 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
     sr.ops_per_gpu /= std::max(1, sr.gpus);
     r.streams.push_back(sr);
   }
+  r.resources = resource_busy(work.graph, ex.ops, net, fabric, cl.partitions, ex.makespan);
   for (uint32_t l = 0; l < net.link_slots(); ++l) {
     const sim::LinkId id{l};
     if (!net.link_alive(id) || net.name(id).empty()) continue;

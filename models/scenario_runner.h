@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "models/resource_busy.h"
 #include "models/op_workload.h"
 #include "models/scenario.h"
 #include "models/step_breakdown.h"
@@ -69,6 +70,7 @@ struct RunResult {
   sim::Time makespan;
   std::vector<StreamResult> streams;
   std::vector<LinkResult> links;  // links that carried traffic, in creation order
+  std::vector<ResourceBusy> resources;  // busy shares by kind of resource (models/resource_busy.h)
   int64_t ops = 0;
   uint64_t events = 0;
   uint64_t reallocations = 0;

@@ -119,6 +119,10 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
                      {"busy_us", l.busy.to_us()},
                      {"mean_GBps_while_busy", busy_s > 0 ? l.bytes / busy_s * 1e-9 : 0.0}});
   }
+  json resources = json::array();
+  for (const auto& b : r.resources)
+    resources.push_back({{"resource", b.resource}, {"gpus", b.gpus}, {"busy_share_mean", b.mean_share},
+                         {"busy_share_max", b.max_share}});
   json out = json{{"schema_version", kResultSchemaVersion},
               {"clustersim_version", version},
               {"scenario", {{"name", r.scenario}, {"file", r.file}}},
@@ -129,6 +133,7 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
               {"makespan_ps", r.makespan.ps_count()},
               {"streams", streams},
               {"links", links},
+              {"resources", resources},
               {"engine", {{"ops", r.ops}, {"events", r.events}, {"reallocations", r.reallocations}}}};
   if (r.model) {
     const models::ModelRunSummary& m = *r.model;
@@ -213,6 +218,12 @@ std::string result_console(const models::RunResult& r) {
     const double pct = r.makespan.ps_count() > 0 ? 100.0 * s.busy_mean.to_seconds() / r.makespan.to_seconds() : 0.0;
     out += fmt::format("{:<20} {:<10} {:>5} {:>8} {:>13.3f} {:>12.3f} {:>10.3f} {:>6.1f}\n", s.name, s.partition,
                        s.gpus, s.ops_per_gpu, s.busy_mean.to_ms(), s.busy_max.to_ms(), s.end_max.to_ms(), pct);
+  }
+  if (!r.resources.empty()) {
+    out += fmt::format("\n{:<20} {:>5} {:>11} {:>10}   (share of the makespan each GPU that ran ops kept it busy)\n",
+                       "resource", "gpus", "busy%_mean", "busy%_max");
+    for (const auto& b : r.resources)
+      out += fmt::format("{:<20} {:>5} {:>11.1f} {:>10.1f}\n", b.resource, b.gpus, 100 * b.mean_share, 100 * b.max_share);
   }
   if (!r.links.empty()) {
     // The busiest links tell where the bandwidth went; the full list is in the JSON output.

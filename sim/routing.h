@@ -2,6 +2,7 @@
 // hw/ implements it for each fabric; the executor only asks.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/flow_network.h"
@@ -15,6 +16,13 @@ class Routing {
   virtual LinkId hbm(int gpu) const = 0;
   // Appends the links from src to dst (src != dst), excluding both HBMs.
   virtual void route(int src, int dst, std::vector<LinkId>& out) const = 0;
+  // A GPU's own links named by the resource they are (e.g. "HBM", "NVLink out"), each kind once,
+  // for results that say how busy each kind of resource was.
+  struct KindedLink {
+    std::string kind;
+    LinkId link;
+  };
+  virtual std::vector<KindedLink> gpu_links(int gpu) const { return {{"HBM", hbm(gpu)}}; }
 };
 
 }  // namespace cs::sim

@@ -171,4 +171,13 @@ std::vector<FabricVertexId> bfs_path(const FabricGraph& g, FabricVertexId src, F
   return {path.rbegin(), path.rend()};
 }
 
+std::vector<sim::Routing::KindedLink> FabricRouting::gpu_links(int gpu) const {
+  std::vector<KindedLink> out = {{"HBM", hbm_[gpu]}};
+  const sim::LinkId none;
+  for (const auto& [kind, link] : {std::pair{"NVLink out", gpu_up_[gpu]}, std::pair{"NVLink in", gpu_down_[gpu]},
+                                   std::pair{"InfiniBand out", nic_up_[gpu]}, std::pair{"InfiniBand in", nic_down_[gpu]}})
+    if (link != none) out.push_back({kind, link});
+  return out;
+}
+
 }  // namespace cs::hw

@@ -36,6 +36,9 @@ class FabricRouting : public sim::Routing {
   int gpu_count() const override { return static_cast<int>(hbm_.size()); }
   sim::LinkId hbm(int gpu) const override { return hbm_[gpu]; }
   void route(int src, int dst, std::vector<sim::LinkId>& out) const override;
+  // HBM; NVLink out and in (GPU to NVSwitch and back); InfiniBand out and in (its NIC's port to
+  // the leaf and back), where the GPU has them.
+  std::vector<KindedLink> gpu_links(int gpu) const override;
   // The link a graph edge became, by (from, to) vertex.
   sim::LinkId link(FabricVertexId from, FabricVertexId to) const;
 

@@ -1,0 +1,76 @@
+#include "models/resource_busy.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace cs::models {
+
+namespace {
+
+// Time covered by the intervals (sorted in place).
+sim::Time union_length(std::vector<std::pair<sim::Time, sim::Time>>& iv) {
+  std::sort(iv.begin(), iv.end());
+  sim::Time total, end;
+  bool open = false;
+  sim::Time start;
+  for (const auto& [s, e] : iv) {
+    if (!open || s > end) {
+      if (open) total = total + (end - start);
+      start = s;
+      end = e;
+      open = true;
+    } else {
+      end = std::max(end, e);
+    }
+  }
+  if (open) total = total + (end - start);
+  return total;
+}
+
+struct Tally {
+  int gpus = 0;
+  double sum = 0, max = 0;
+  void add(double share) {
+    ++gpus;
+    sum += share;
+    max = std::max(max, share);
+  }
+};
+
+}  // namespace
+
+std::vector<ResourceBusy> resource_busy(const sim::OpGraph& graph, const std::vector<sim::OpTiming>& ops,
+                                        sim::FlowNetwork& net, const sim::Routing& routing,
+                                        const std::vector<sim::PartitionSpec>& partitions, sim::Time makespan) {
+  std::vector<ResourceBusy> out;
+  if (makespan <= sim::Time()) return out;
+  const double span = makespan.to_seconds();
+  // (gpu, partition) -> its ops' intervals.
+  std::map<std::pair<int, int>, std::vector<std::pair<sim::Time, sim::Time>>> intervals;
+  for (const sim::Stream& st : graph.streams()) {
+    auto& iv = intervals[{st.gpu, st.partition}];
+    for (uint32_t o : st.ops)
+      if (ops[o].done && ops[o].end > ops[o].start) iv.emplace_back(ops[o].start, ops[o].end);
+  }
+  std::vector<int> gpus;
+  for (const auto& [key, iv] : intervals)
+    if (gpus.empty() || gpus.back() != key.first) gpus.push_back(key.first);
+  std::vector<Tally> sm(partitions.size());
+  for (auto& [key, iv] : intervals)
+    if (key.second >= 0 && key.second < static_cast<int>(sm.size())) sm[key.second].add(union_length(iv).to_seconds() / span);
+  for (size_t p = 0; p < partitions.size(); ++p)
+    if (sm[p].gpus > 0) out.push_back({partitions[p].name + " SMs", sm[p].gpus, sm[p].sum / sm[p].gpus, sm[p].max});
+  std::vector<std::pair<std::string, Tally>> links;  // in the fabric's order
+  for (int g : gpus) {
+    for (const sim::Routing::KindedLink& k : routing.gpu_links(g)) {
+      auto it = std::find_if(links.begin(), links.end(), [&](const auto& l) { return l.first == k.kind; });
+      if (it == links.end()) it = links.insert(links.end(), {k.kind, Tally{}});
+      it->second.add(std::min(1.0, net.stats(k.link).busy.to_seconds() / span));
+    }
+  }
+  for (const auto& [kind, t] : links) out.push_back({kind, t.gpus, t.sum / t.gpus, t.max});
+  return out;
+}
+
+}  // namespace cs::models
