@@ -42,19 +42,8 @@ double model_flops(const std::vector<LayerOp>& ops) {
 // The tiny MoE model on `nodes` HGX nodes of DeepSeek's fat-tree.
 std::string scenario(int nodes, const std::string& layout, const std::string& fidelity, int64_t seq,
                      const std::string& schedule) {
-  return R"(schema_version: 1
-name: cp
-cluster:
-  preset: h800-2048
-  nodes: )" + std::to_string(nodes) + R"(
-  sm_partitions: {compute: 112, comm: 20}
-workload:
-  kind: model
-)" + cs::test::kTinyMoeModel + R"(  layout: )" + layout + R"(
-  seq_len: )" + std::to_string(seq) + R"(
-  fidelity: )" + fidelity + R"(
-  pipeline: {schedule: )" + schedule + R"(, micro_batches: 8}
-)";
+  return cs::test::tiny_moe_on_fat_tree(nodes, layout, fidelity, seq,
+                                        "  pipeline: {schedule: " + schedule + ", micro_batches: 8}\n");
 }
 
 std::string error_of(const std::string& text) {

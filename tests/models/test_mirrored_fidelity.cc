@@ -21,17 +21,7 @@ namespace {
 // A tiny MoE model on `nodes` HGX nodes of DeepSeek's fat-tree.
 std::string scenario(int nodes, const std::string& layout, const std::string& fidelity, const std::string& pipeline,
                      const std::string& extra = "") {
-  return R"(schema_version: 1
-name: mirror
-cluster:
-  preset: h800-2048
-  nodes: )" + std::to_string(nodes) + R"(
-  sm_partitions: {compute: 112, comm: 20}
-workload:
-  kind: model
-)" + cs::test::kTinyMoeModel + R"(  layout: )" + layout + R"(
-  seq_len: 1024
-  fidelity: )" + fidelity + "\n" + pipeline + extra;
+  return cs::test::tiny_moe_on_fat_tree(nodes, layout, fidelity, 1024, pipeline + extra);
 }
 
 std::string error_of(const std::string& text) {

@@ -22,6 +22,23 @@ inline const std::string kEightH800OnASwitch = R"(cluster:
   fabric: {kind: switch, link_bw_GBps: 160, link_lat_ns: 3330}
 )";
 
+// The tiny MoE model on `nodes` HGX H800 nodes of DeepSeek's fat-tree in `layout` at `fidelity`,
+// then `rest` (the pipeline and any further workload keys). Line 15 is `layout`, 16 `seq_len`,
+// 17 `fidelity`.
+inline std::string tiny_moe_on_fat_tree(int nodes, const std::string& layout, const std::string& fidelity,
+                                        long long seq_len, const std::string& rest) {
+  return R"(schema_version: 1
+name: tiny-moe
+cluster:
+  preset: h800-2048
+  nodes: )" + std::to_string(nodes) + R"(
+  sm_partitions: {compute: 112, comm: 20}
+workload:
+  kind: model
+)" + kTinyMoeModel + "  layout: " + layout + "\n  seq_len: " + std::to_string(seq_len) + "\n  fidelity: " + fidelity +
+         "\n" + rest;
+}
+
 // The tiny MoE model on 8 GPUs (pp 4 x dp 2, ep 2), the whole step in 1F1B, with `training` as
 // the body of its `training:` section.
 inline std::string tiny_training_scenario(const std::string& training) {
