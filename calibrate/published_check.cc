@@ -96,7 +96,8 @@ cost_model: {{kind: calibrated}}
 workload: {{kind: ops, streams: [{{name: idle, gpus: [0], partition: comm, ops: [{{compute: {{gflop: 0, hbm_MiB: 1}}}}]}}]}}
 )", r.ep, r.ep / 8), "deepep-internode.yaml");
     sc.cost.profile = std::make_shared<const hw::GpuProfile>(p);
-    sc.cluster.figures.nvlink_bw_GBps = p.comm.nvlink_GBps;  // as the loader takes it from a profile
+    sc.cluster.figures.nvlink_bw_GBps = p.comm.nvlink_GBps;  // as the loader takes them from a profile
+    if (p.memory.present()) sc.cluster.figures.hbm_bw_GBps = p.memory.hbm_GBps;
     // DeepEP's tests/test_internode.py routes over groups that are the nodes, top min(nodes, 4) of
     // them, top-8 of 256 experts: EP16 and EP32 are not node-limited, EP64 reaches at most 4 nodes.
     const int nodes = r.ep / 8;

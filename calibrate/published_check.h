@@ -30,9 +30,10 @@ std::vector<PublishedCheck> check_deepgemm(const hw::GpuProfile& p, const hw::Gp
 std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, const hw::GpuSpec& gpu);
 
 // DeepEP's README (2025-02-24): EP16, 32 and 64 over 2, 4 and 8 H800 nodes of DeepSeek's 8-plane
-// fat-tree, each GPU with 4096 tokens of hidden 7168 routed as DeepSeek-V3 routes them (256
-// experts in 8 groups, top-4 groups, top-8 experts), FP8 dispatch and BF16 combine on 20 SMs;
-// the bandwidth counts the bytes a GPU sends over RDMA (InfiniBand), as DeepEP's test does.
+// fat-tree, each GPU with 4096 tokens of hidden 7168 routed as DeepEP's tests/test_internode.py
+// routes them (256 experts; the groups are the nodes, top min(nodes, 4) of them; top-8 experts),
+// FP8 dispatch and BF16 combine on 20 SMs. The "RDMA bandwidth" is the test's logical one: a
+// token's bytes once per node it reaches, its own node included, over the kernel's time.
 std::vector<PublishedCheck> check_deepep_internode(const hw::GpuProfile& p);
 
 }  // namespace cs::calibrate

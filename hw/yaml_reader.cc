@@ -71,6 +71,17 @@ YamlNode::YamlNode(YAML::Node node, std::shared_ptr<const YamlSource> src, std::
     fail("nesting deeper than " + std::to_string(kMaxYamlDepth) + " levels");
 }
 
+YamlNode& YamlNode::operator=(const YamlNode& o) {
+  if (this == &o) return *this;
+  node_.reset(o.node_);
+  src_ = o.src_;
+  path_ = o.path_;
+  depth_ = o.depth_;
+  line_ = o.line_;
+  col_ = o.col_;
+  return *this;
+}
+
 YamlNode YamlNode::merged_with(const YamlNode& over) const {
   if (!is_map()) fail("expected a map");
   if (!over.is_map()) over.fail("expected a map");
@@ -82,7 +93,7 @@ YamlNode YamlNode::merged_with(const YamlNode& over) const {
     if (std::find(replaced.begin(), replaced.end(), key_of(kv.first)) == replaced.end()) merged.force_insert(kv.first, kv.second);
   for (const auto& kv : over.node_) merged.force_insert(kv.first, kv.second);
   YamlNode out = *this;
-  out.node_ = merged;
+  out.node_.reset(merged);  // rebind: assigning would rewrite this map, which `out` still shares
   return out;
 }
 

@@ -30,6 +30,10 @@ struct YamlSource {
 class YamlNode {
  public:
   YamlNode(YAML::Node node, std::shared_ptr<const YamlSource> src, std::string path, int depth);
+  YamlNode(const YamlNode&) = default;
+  // Rebinds this handle to `o`'s node. (A yaml-cpp handle's own assignment rewrites the node it
+  // refers to, in every handle sharing it: a phase's merged workload would become the base's.)
+  YamlNode& operator=(const YamlNode& o);
 
   int line() const { return line_; }  // 1-based; 0 for a node made by code, not read from the text
   int col() const { return col_; }

@@ -9,9 +9,11 @@
 # and nvidia-smi.txt (the GPU, driver, clocks and power limit before anything ran).
 #
 #   kernels/measure_gpu.sh OUT_DIR [GENERATED_DIR]     e.g. kernels/measure_gpu.sh $OUT build/generated
+# Exits 1 when a build or a bench failed (the others still run), else 0.
 set -uo pipefail
 out=${1:?usage: measure_gpu.sh OUT_DIR [GENERATED_DIR]}
-gen=${2:-}
+gen=(${2:+"$2"})
+failed=0
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(mktemp -d)
 mkdir -p "$out"
@@ -19,9 +21,9 @@ nvidia-smi > "$out/nvidia-smi.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu \
   --format=csv >> "$out/nvidia-smi.txt" 2>&1
 
-"$here/fp8_gemm/build_nvcc.sh" "$bin/g" $gen > "$out/build.log" 2>&1 &
+"$here/fp8_gemm/build_nvcc.sh" "$bin/g" "${gen[@]}" > "$out/build.log" 2>&1 &
 b1=$!
-"$here/overlap/build_nvcc.sh" "$bin/o" $gen >> "$out/build.log" 2>&1 &
+"$here/overlap/build_nvcc.sh" "$bin/o" "${gen[@]}" >> "$out/build.log" 2>&1 &
 b2=$!
 wait $b1 || { echo "cs_fp8_gemm build failed (build.log)"; exit 1; }
 wait $b2 || { echo "cs_overlap build failed (build.log)"; exit 1; }
@@ -43,10 +45,12 @@ with_clocks() {
   return $rc
 }
 
-with_clocks fp8_gemm "$bin/g/cs_fp8_gemm" --json "$out/fp8_gemm.json" > "$out/fp8_gemm.log" 2>&1
-with_clocks overlap "$bin/o/cs_overlap" --json "$out/overlap.json" > "$out/overlap.log" 2>&1
+with_clocks fp8_gemm "$bin/g/cs_fp8_gemm" --json "$out/fp8_gemm.json" > "$out/fp8_gemm.log" 2>&1 || failed=1
+with_clocks overlap "$bin/o/cs_overlap" --json "$out/overlap.json" > "$out/overlap.log" 2>&1 || failed=1
 if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
-  with_clocks memory_bound python3 "$here/torch/memory_bound.py" "$out/memory_bound.json" > "$out/memory_bound.log" 2>&1
+  with_clocks memory_bound python3 "$here/torch/memory_bound.py" "$out/memory_bound.json" > "$out/memory_bound.log" 2>&1 ||
+    failed=1
 else
   echo "memory_bound: PyTorch with CUDA not found, skipped"
 fi
+exit $failed

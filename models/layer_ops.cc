@@ -64,7 +64,9 @@ void mla(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   b.cast("attn.kv_norm.cast", blk, s.t, a.kv_lora_rank);
   // Context parallelism gathers the latent (FP8 when the up-projection runs in FP8) and the
   // RoPE key, 1.1 KB a token instead of K and V's 80 KB, and every rank up-projects the whole
-  // sequence; backward reduce-scatters their gradients in BF16.
+  // sequence; backward reduce-scatters their gradients in BF16. The up-projection and attention
+  // run here as one GEMM and one kernel over all keys; a real implementation takes the keys a
+  // chunk at a time (as ring attention does) to bound its working memory, with the same FLOPs.
   const double keys = s.t * c.cp;
   if (c.cp > 1)
     b.comm("attn.cp_gather", blk, CommOp::kCpAllGather,

@@ -68,7 +68,9 @@ void attention(Saver& s) {
     s.norm_stats("kv norm", s.T);
     if (cp > 1) {
       // The latent and RoPE key gathered from the CP group: the kv up-projection's input, kept so
-      // backward neither gathers again nor recomputes the other ranks' norms.
+      // backward neither gathers again nor recomputes the other ranks' norms. The whole sequence's
+      // up-projected K and V are never held: attention takes the keys a chunk at a time (as ring
+      // attention does), one chunk of K and V being working memory, which is not counted here.
       s.add("kv latent gathered over the CP group (kv up-projection input)", gathered * a.kv_lora_rank,
             s.p.linear_input_bytes);
       s.add("RoPE key gathered over the CP group", gathered * a.qk_rope_head_dim, s.p.act_bytes);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "models/layer_ops.h"
 
@@ -20,6 +21,9 @@ std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int clus
   const auto s = [](int v) { return std::to_string(v); };
   if (l.tp < 1 || l.dp < 1 || l.pp < 1 || l.ep < 1 || l.cp < 1) return "tp, cp, dp, pp and ep must be at least 1";
   if (l.zero_stage != 0 && l.zero_stage != 1) return "zero_stage must be 0 or 1 (ZeRO-1 shards optimizer states)";
+  // Each degree at most the GPUs before they are multiplied: four of up to 2^20 overflow 64 bits.
+  for (const auto& [name, v] : {std::pair{"tp", l.tp}, std::pair{"cp", l.cp}, std::pair{"dp", l.dp}, std::pair{"pp", l.pp}})
+    if (v > cluster_gpus) return std::string(name) + " (" + s(v) + ") exceeds the cluster's " + s(cluster_gpus) + " GPUs";
   const long long gpus = static_cast<long long>(l.tp) * l.cp * l.dp * l.pp;
   if (gpus != cluster_gpus)
     return (l.cp > 1 ? "tp x cp x dp x pp = " + s(l.tp) + " x " + s(l.cp) + " x " : "tp x dp x pp = " + s(l.tp) + " x ") +
@@ -31,6 +35,9 @@ std::string layout_problem(const ParallelLayout& l, const ModelSpec& m, int clus
   if (m.attention.kind == AttentionKind::kGqa && m.attention.kv_heads % l.tp != 0 && l.tp % m.attention.kv_heads != 0)
     return "tp (" + s(l.tp) + ") and the " + s(m.attention.kv_heads) + " KV heads must divide one another";
   if (m.ffn.hidden % l.tp != 0) return "tp (" + s(l.tp) + ") must divide the FFN width " + std::to_string(m.ffn.hidden);
+  if (const int group = l.cp * l.tp; l.cp > 1 && group % gpus_per_node != 0 && gpus_per_node % group != 0)
+    return "a CP group of " + s(l.cp) + " ranks (" + s(group) + " GPUs with tp " + s(l.tp) + ") must fill whole nodes of " +
+           s(gpus_per_node) + " GPUs or divide one: its ring is modelled on whole nodes";
   if (l.replicas() % l.ep != 0)
     return "ep (" + s(l.ep) + ") must divide " + (l.cp > 1 ? "cp x dp (" + s(l.replicas()) + ")" : "dp (" + s(l.dp) + ")") +
            ": expert parallelism is carved out of data parallelism";

@@ -30,11 +30,12 @@ sim::Time union_length(std::vector<std::pair<sim::Time, sim::Time>>& iv) {
 
 struct Tally {
   int gpus = 0;
-  double sum = 0, max = 0;
-  void add(double share) {
+  double sum = 0, max = 0, used = 0;
+  void add(double share, double used_share = 0) {
     ++gpus;
     sum += share;
     max = std::max(max, share);
+    used += used_share;
   }
 };
 
@@ -66,10 +67,12 @@ std::vector<ResourceBusy> resource_busy(const sim::OpGraph& graph, const std::ve
     for (const sim::Routing::KindedLink& k : routing.gpu_links(g)) {
       auto it = std::find_if(links.begin(), links.end(), [&](const auto& l) { return l.first == k.kind; });
       if (it == links.end()) it = links.insert(links.end(), {k.kind, Tally{}});
-      it->second.add(std::min(1.0, net.stats(k.link).busy.to_seconds() / span));
+      const sim::LinkStats st = net.stats(k.link);
+      const double cap = net.capacity(k.link).bytes_per_s();
+      it->second.add(std::min(1.0, st.busy.to_seconds() / span), cap > 0 ? std::min(1.0, st.bytes / (cap * span)) : 0.0);
     }
   }
-  for (const auto& [kind, t] : links) out.push_back({kind, t.gpus, t.sum / t.gpus, t.max});
+  for (const auto& [kind, t] : links) out.push_back({kind, t.gpus, t.sum / t.gpus, t.max, t.used / t.gpus});
   return out;
 }
 

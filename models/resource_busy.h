@@ -1,7 +1,8 @@
 // How busy each kind of resource was over a run, per GPU that ran ops: the SMs of each partition
 // (the union of its streams' op intervals, so overlapping streams count once) and each kind of
 // link the fabric gives a GPU (HBM, NVLink out and in, InfiniBand out and in), as shares of the
-// makespan, averaged over those GPUs and at the busiest one.
+// makespan, averaged over those GPUs and at the busiest one. A link is busy while it carries any
+// flow, however little of its bandwidth; how much it carried is its bytes over capacity x makespan.
 #pragma once
 
 #include <string>
@@ -19,6 +20,7 @@ struct ResourceBusy {
   std::string resource;  // "compute SMs", "comm SMs" (the partition's name), "HBM", "NVLink out", ...
   int gpus = 0;          // GPUs counted: those that ran ops (and have the resource)
   double mean_share = 0, max_share = 0;  // busy time over the makespan
+  double mean_used = -1;  // links: bytes over capacity x makespan, averaged; -1 for SMs
 };
 
 // Partitions first, in the cluster's order, then link kinds in the order the fabric names them.

@@ -121,8 +121,11 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
   }
   json resources = json::array();
   for (const auto& b : r.resources)
-    resources.push_back({{"resource", b.resource}, {"gpus", b.gpus}, {"busy_share_mean", b.mean_share},
-                         {"busy_share_max", b.max_share}});
+    resources.push_back({{"resource", b.resource},
+                         {"gpus", b.gpus},
+                         {"busy_share_mean", b.mean_share},
+                         {"busy_share_max", b.max_share},
+                         {"bandwidth_share_mean", b.mean_used >= 0 ? nlohmann::json(b.mean_used) : nlohmann::json()}});
   json out = json{{"schema_version", kResultSchemaVersion},
               {"clustersim_version", version},
               {"scenario", {{"name", r.scenario}, {"file", r.file}}},
@@ -220,10 +223,12 @@ std::string result_console(const models::RunResult& r) {
                        s.gpus, s.ops_per_gpu, s.busy_mean.to_ms(), s.busy_max.to_ms(), s.end_max.to_ms(), pct);
   }
   if (!r.resources.empty()) {
-    out += fmt::format("\n{:<20} {:>5} {:>11} {:>10}   (share of the makespan each GPU that ran ops kept it busy)\n",
-                       "resource", "gpus", "busy%_mean", "busy%_max");
+    out += fmt::format("\n{:<20} {:>5} {:>11} {:>10} {:>11}   (busy: share of the makespan with any work or flow; "
+                       "used: bytes over capacity x makespan)\n",
+                       "resource", "gpus", "busy%_mean", "busy%_max", "used%_mean");
     for (const auto& b : r.resources)
-      out += fmt::format("{:<20} {:>5} {:>11.1f} {:>10.1f}\n", b.resource, b.gpus, 100 * b.mean_share, 100 * b.max_share);
+      out += fmt::format("{:<20} {:>5} {:>11.1f} {:>10.1f} {:>11}\n", b.resource, b.gpus, 100 * b.mean_share,
+                         100 * b.max_share, b.mean_used >= 0 ? fmt::format("{:.1f}", 100 * b.mean_used) : "-");
   }
   if (!r.links.empty()) {
     // The busiest links tell where the bandwidth went; the full list is in the JSON output.

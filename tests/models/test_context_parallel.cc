@@ -75,10 +75,19 @@ TEST_CASE("context parallelism: ranks are numbered tp, cp, dp, pp and checked", 
   const ModelSpec m = load_model("deepseek-v3");
   CHECK(layout_problem(l, m, 2048, 8).empty());
   CHECK(layout_problem(l, m, 1024, 8) == "tp x cp x dp x pp = 1 x 8 x 16 x 16 = 2048 GPUs, but the cluster has 1024");
-  l.cp = 3;
+  l.cp = 2;
   l.dp = 1;
   l.pp = 1;
-  CHECK(layout_problem(l, m, 3, 8).find("ep (64) must divide cp x dp (3)") != std::string::npos);
+  CHECK(layout_problem(l, m, 2, 8).find("ep (64) must divide cp x dp (2)") != std::string::npos);
+  // A CP group's ring is modelled on whole nodes: 3 ranks on 8-GPU nodes would straddle them.
+  l.cp = 3;
+  l.ep = 1;
+  CHECK(layout_problem(l, m, 3, 8).find("a CP group of 3 ranks (3 GPUs with tp 1) must fill whole nodes of 8") == 0);
+  // Degrees beyond the cluster are refused before they are multiplied (four of 2^20 overflow).
+  l.cp = 1 << 20;
+  l.dp = l.pp = l.tp = 1 << 20;
+  CHECK(layout_problem(l, m, 2048, 8) == "tp (1048576) exceeds the cluster's 2048 GPUs");
+  l.tp = l.dp = l.pp = 1;
   l.cp = 0;
   CHECK(layout_problem(l, m, 0, 8) == "tp, cp, dp, pp and ep must be at least 1");
 }
@@ -177,9 +186,24 @@ TEST_CASE("context parallelism: impossible layouts are placed", "[cp]") {
   INFO(bad_seq);
   CHECK(bad_seq.find("cp.yaml:16:12:") != std::string::npos);
   CHECK(bad_seq.find("2 x cp = 8 equal chunks; seq_len 1020 does not divide") != std::string::npos);
-  const std::string folded = error_of(scenario(3, "{pp: 2, cp: 6, dp: 2, ep: 4}", "folded", 1200, "1f1b"));
+  // Folded runs one EP group, which must hold whole CP groups (or the reverse): 24 GPUs on one
+  // switch (one node), CP groups of 6, EP groups of 4.
+  const std::string folded = error_of(R"(schema_version: 1
+name: cp
+)" + cs::test::kEightH800OnASwitch.substr(0, cs::test::kEightH800OnASwitch.find("gpus: 8")) + "gpus: 24" +
+                                      cs::test::kEightH800OnASwitch.substr(cs::test::kEightH800OnASwitch.find("gpus: 8") + 7) +
+                                      R"(workload:
+  kind: model
+)" + cs::test::kTinyMoeModel + R"(  layout: {pp: 2, cp: 6, dp: 2, ep: 4}
+  seq_len: 1200
+  fidelity: folded
+  pipeline: {schedule: 1f1b, micro_batches: 8}
+)");
+  INFO(folded);
   CHECK(folded.find("folded fidelity simulates one EP group of 4 ranks, which must hold whole CP groups of 6") !=
         std::string::npos);
+  const std::string straddle = error_of(scenario(3, "{pp: 2, cp: 6, dp: 2, ep: 4}", "full", 1200, "1f1b"));
+  CHECK(straddle.find("cp.yaml:15:11: a CP group of 6 ranks (6 GPUs with tp 1) must fill whole nodes of 8") == 0);
 }
 
 TEST_CASE("DeepSeek-V3's context extension: longer sequences cost more per token", "[cp][bundled]") {

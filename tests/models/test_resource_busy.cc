@@ -60,6 +60,8 @@ workload:
   CHECK(out.gpus == 2);
   CHECK(out.max_share == Approx(1).epsilon(0.01));
   CHECK(out.mean_share == Approx(0.5).epsilon(0.01));
+  CHECK(out.mean_used == Approx(0.5).epsilon(0.01));  // GPU 0's link full for the whole run, GPU 1's idle
+  CHECK(find(r, "comm SMs").mean_used == -1);         // SMs have no bandwidth
   const ResourceBusy& in = find(r, "switch in");
   CHECK(in.max_share == Approx(1).epsilon(0.01));
   CHECK(find(r, "HBM").max_share > 0.99);  // GPU 0's HBM feeds the send throughout

@@ -95,6 +95,24 @@ TEST_CASE("training run: a phase replaces workload keys and runs its own step") 
   CHECK(t.gpu_hours == Approx(t.phases[0].gpu_hours + t.phases[1].gpu_hours));
 }
 
+TEST_CASE("training run: a phase's workload keys stay with that phase") {
+  // The phases after an overriding one start again from the scenario's own workload.
+  const Scenario sc = load_scenario_text(scenario(R"(  phases:
+    - {name: long, steps: 10, global_batch: 16, workload: {seq_len: 4096}}
+    - {name: short, steps: 10, global_batch: 16}
+    - {name: deep, steps: 10, global_batch: 8, workload: {layout: {pp: 2, dp: 4, ep: 2}}}
+    - {name: again, steps: 10, global_batch: 16}
+)"), "t.yaml");
+  REQUIRE(sc.training->phases.size() == 4);
+  const auto& ph = sc.training->phases;
+  CHECK(ph[0].workload->seq_len == 4096);
+  CHECK(ph[1].workload->seq_len == 1024);
+  CHECK(ph[2].workload->seq_len == 1024);
+  CHECK(ph[2].workload->layout.pp == 2);
+  CHECK(ph[3].workload->layout.pp == 4);
+  CHECK(ph[3].workload->layout.dp == 2);
+}
+
 TEST_CASE("training run: mistakes in the training section are placed") {
   const auto phase = [](const std::string& p) { return scenario("  phases:\n    - {name: a, " + p + "}\n"); };
   CHECK(error_of(phase("steps: 10, global_batch: 15")) ==
