@@ -46,6 +46,9 @@ enum class CommOp : uint8_t {
   kCpReduceScatter,  // its backward: their gradients summed back to the ranks that own the tokens
 };
 const char* comm_op_name(CommOp c);
+// The MoE all-to-alls (over the EP group) and the context-parallel collectives (over the CP group).
+inline bool is_moe_comm(CommOp c) { return c == CommOp::kDispatch || c == CommOp::kCombine; }
+inline bool is_cp_comm(CommOp c) { return c == CommOp::kCpAllGather || c == CommOp::kCpReduceScatter; }
 
 struct LayerOp {
   std::string name;  // e.g. "attn.q_down"

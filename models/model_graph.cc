@@ -59,8 +59,8 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
     // An op and about one dependency each; a collective's transfers over its group.
     w.ops += 2 * gpus * mbs;
     if (op.kind != LayerOpKind::kComm) continue;
-    const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
-    const bool cp = op.comm == CommOp::kCpAllGather || op.comm == CommOp::kCpReduceScatter;
+    const bool moe = is_moe_comm(op.comm);
+    const bool cp = is_cp_comm(op.comm);
     const uint64_t n = moe ? L.ep : cp ? L.cp : L.tp, groups = gpus / n;
     if (cp && mw.mirrored()) {  // the ring's n-1 puts to the successor, each an op
       w.transfers += gpus * mbs * (n - 1);

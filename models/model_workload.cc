@@ -213,7 +213,7 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   s.fidelity = mw.fidelity == F::kMirrored ? "mirrored" : mw.fidelity == F::kFolded ? "folded" : "full";
   s.micro_batches = mw.pipeline ? mw.pipeline->micro_batches : mw.micro_batches;
   if (mw.pipeline) s.pipeline = schedule_kind_name(mw.pipeline->kind);
-  s.tokens_per_micro_batch = mw.micro_batch * mw.seq_len / l.cp;
+  s.tokens_per_micro_batch = mw.tokens_per_gpu();
   s.precision = mw.precision;
   s.schedule = mw.schedule;
   s.placement = explain_placement(l, mw.model, gpus_per_node(c));

@@ -65,6 +65,8 @@ struct ModelWorkload {
     return layout.replicas();
   }
   bool mirrored() const { return fidelity == Fidelity::kMirrored; }
+  // Tokens of one micro-batch on one GPU: context parallelism splits each sequence cp ways.
+  int64_t tokens_per_gpu() const { return micro_batch * seq_len / layout.cp; }
   int compute_partition = 0;  // indices into the cluster's SM partitions
   int comm_partition = 1;
   SourcePos pos, layout_pos;

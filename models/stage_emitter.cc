@@ -24,7 +24,7 @@ sim::CollectiveKind tp_collective(CommOp c) {
 
 LayerContext workload_context(const ModelWorkload& mw) {
   LayerContext c;
-  c.tokens = mw.micro_batch * mw.seq_len / mw.layout.cp;
+  c.tokens = mw.tokens_per_gpu();
   c.seq_len = mw.seq_len;
   c.cp = mw.layout.cp;
   c.tp = mw.layout.tp;
@@ -50,7 +50,7 @@ StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const C
       comm_(std::move(comm)) {
   setup_ = workload_routing(mw, gpn_);
   if (setup_) stats_ = routing_stats(*setup_);
-  tokens_ = static_cast<double>(mw.micro_batch * mw.seq_len / mw.layout.cp);
+  tokens_ = static_cast<double>(mw.tokens_per_gpu());
   const size_t n = gpus_.size();
   for (size_t i = 0; i < n; ++i) {
     const RankCoords rc = rank_coords(mw.layout, gpus_[i], gpn_);
@@ -133,7 +133,7 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
 
 void StageEmitter::emit_comm(const ChunkOp& c) {
   const LayerOp& op = ops_->front()[c.index];
-  const bool moe = op.comm == CommOp::kDispatch || op.comm == CommOp::kCombine;
+  const bool moe = is_moe_comm(op.comm);
   if (moe && !setup_) return;  // ep == 1: experts are local, nothing moves
   const auto chain = [&](size_t i, sim::OpId id) {
     take_pending(c.slot, i, id);
@@ -153,7 +153,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     }
     return;
   }
-  const bool cp = op.comm == CommOp::kCpAllGather || op.comm == CommOp::kCpReduceScatter;
+  const bool cp = is_cp_comm(op.comm);
   if (cp && mw_.mirrored()) {
     // The ring collective's phases as seen from this GPU: cp-1 puts of a chunk, one after another
     // on its stream (each phase pays its latency, as the ring's do). A ring phase lasts as long as
