@@ -195,6 +195,25 @@ void read_memory_bound(const json& d, int source, const std::string& file, Measu
   set.notes.push_back(file + ": " + std::to_string(used) + " memory-bound kernels");
 }
 
+// calibrate/scripts/ncu_dram_bytes.py's summary of an Nsight Compute run of cs_fp8_gemm.
+void read_gemm_traffic(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = field(d, "cases", file, "the file");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    GemmTrafficCase t;
+    t.name = field(c, "name", file, where).get<std::string>();
+    t.shape = fp8_shape(c, "k", file, where);
+    t.sms = static_cast<int>(num(c, "sms", file, where));
+    t.read_bytes = num(c, "dram_read_bytes", file, where);
+    t.write_bytes = num(c, "dram_write_bytes", file, where);
+    t.index = static_cast<int>(i);
+    t.source = source;
+    set.gemm_traffic.push_back(t);
+  }
+  set.notes.push_back(file + ": DRAM bytes of " + std::to_string(cases.size()) + " FP8 GEMMs under Nsight Compute");
+}
+
 }  // namespace
 
 void read_measurements(const std::string& path, MeasurementSet& set) {
@@ -220,8 +239,10 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else if (p.program == "cs_overlap") read_overlaps(d, source, path, set);
     else if (p.program == "kernels/torch/attention_bench.py") read_attention(d, source, path, set);
     else if (p.program == "kernels/torch/memory_bound.py") read_memory_bound(d, source, path, set);
+    else if (p.program == "ncu_dram_bytes") read_gemm_traffic(d, source, path, set);
     else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
-                                         "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py)");
+                                         "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py, "
+                                         "ncu_dram_bytes)");
     set.sources.push_back(p);
   } catch (const json::exception& e) {
     throw hw::UserError(path, 0, 0, std::string("unexpected JSON content: ") + e.what());

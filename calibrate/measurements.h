@@ -1,5 +1,5 @@
 // Kernel results as the fit reads them: the JSON that kernels/ writes (cs_fp8_gemm,
-// cs_all_to_all, cs_overlap), recognised by provenance.program. Every case keeps the file and the
+// cs_all_to_all, cs_overlap, the PyTorch scripts, ncu_dram_bytes), recognised by provenance.program. Every case keeps the file and the
 // index it came from, so a fitted parameter and a validation line can name their measurement.
 #pragma once
 
@@ -83,6 +83,17 @@ struct MemoryBoundCase {
   int source = 0;
 };
 
+// One FP8 GEMM's HBM traffic under Nsight Compute (calibrate/scripts/ncu_dram_bytes.py), per
+// group, L2 flushed before it: the DRAM bytes it read and wrote.
+struct GemmTrafficCase {
+  std::string name;
+  sim::GemmShape shape;  // groups as launched; the bytes are one group's
+  int sms = 0;
+  double read_bytes = 0, write_bytes = 0;
+  int index = 0;
+  int source = 0;
+};
+
 struct MeasurementSet {
   std::vector<Provenance> sources;
   std::vector<GemmCase> gemms;
@@ -90,6 +101,7 @@ struct MeasurementSet {
   std::vector<OverlapCase> overlaps;
   std::vector<AttentionCase> attentions;
   std::vector<MemoryBoundCase> memory_bound;
+  std::vector<GemmTrafficCase> gemm_traffic;
   std::vector<std::string> notes;  // what was read and what was left out, and why
 };
 

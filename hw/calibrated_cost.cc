@@ -1,6 +1,7 @@
 #include "hw/calibrated_cost.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace cs::hw {
@@ -12,6 +13,9 @@ CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad
     gemm_slowdown_ = c.gemm_fit_MHz / c.sustained_MHz;
     comm_slowdown_ = c.comm_fit_MHz / c.sustained_MHz;
   }
+  const MemoryModel& m = profile_.memory;
+  // The catalog's L2 "MB" is NVIDIA's: MiB (the H100 reports 52428800 bytes).
+  traffic_ = {static_cast<int>(m.gemm_swizzle_n_blocks), m.l2_reuse_share * gpu_.l2_mb * 1024 * 1024};
 }
 
 std::string CalibratedCost::describe() const {
@@ -34,7 +38,21 @@ double CalibratedCost::mma_scale(sim::DType t) const {
 }
 
 sim::ComputeCost CalibratedCost::gemm_cost(int, const sim::GemmShape& g) const {
-  return sim::ComputeCost{gemm_model_max_sms(g, gpu_.sms), gemm_compulsory_bytes(g)};
+  return sim::ComputeCost{gemm_model_max_sms(g, gpu_.sms), gemm_hbm_bytes(0, g, 1.0)};
+}
+
+double CalibratedCost::gemm_hbm_bytes(int, const sim::GemmShape& g, double l2_share) const {
+  constexpr int kSteps = 32;
+  const int steps = std::clamp(static_cast<int>(std::ceil(l2_share * kSteps)), 1, kSteps);
+  const std::lock_guard<std::mutex> lock(traffic_mutex_);
+  const auto key = std::make_tuple(g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), steps);
+  const auto it = traffic_cache_.find(key);
+  if (it != traffic_cache_.end()) return it->second;
+  // The raster's waves span every SM of the GPU: a kernel on a partition gets its SMs only once
+  // it runs, and the reuse between waves barely depends on their width.
+  GemmTrafficParams t = traffic_;
+  t.l2_bytes *= static_cast<double>(steps) / kSteps;
+  return traffic_cache_[key] = gemm_dram_bytes(g, gpu_.sms, t);
 }
 
 sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const {

@@ -1,11 +1,16 @@
 // The cost model of a calibrated profile: GEMMs by the fitted tile-and-wave model (hw/gemm_model.h),
-// communication kernels at the fitted per-SM copy rate after their fitted launch time. Kernels
+// communication kernels at the fitted per-SM copy rate after their fitted launch time. A GEMM's
+// HBM bytes are what it really moves (hw/gemm_traffic.h) where the profile has the L2 model. Kernels
 // the profile has no measurement for (norms, casts, optimizer steps) keep the datasheet roofline,
 // and describe() says so.
 #pragma once
 
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
+#include "hw/gemm_traffic.h"
 #include "hw/gpu_profile.h"
 #include "hw/roofline_cost.h"
 
@@ -23,10 +28,13 @@ class CalibratedCost : public sim::CostModel {
   bool calibrated() const override { return true; }
   sim::ComputeCost gemm_cost(int gpu, const sim::GemmShape& g) const override;
   sim::Time gemm_time(int gpu, const sim::GemmShape& g, int sms) const override;
+  // Shares are rounded up to 1/32 so that a step's GEMMs hit the cache.
+  double gemm_hbm_bytes(int gpu, const sim::GemmShape& g, double l2_share) const override;
   sim::ComputeCost compute_cost(int gpu, const sim::GenericCompute& c) const override;
   sim::Time compute_time(int gpu, const sim::GenericCompute& c, int sms) const override;
   sim::Bandwidth comm_copy_rate(int gpu, int sms) const override;
   sim::Time comm_launch(int gpu) const override;
+  double hbm_saturation_exponent() const override { return profile_.memory.saturation_exponent; }
 
   const GpuProfile& profile() const { return profile_; }
   // The GEMM's MMA rate against FP8's: the datasheet's dense tensor peaks (1 for FP8).
@@ -40,6 +48,10 @@ class CalibratedCost : public sim::CostModel {
   GpuProfile profile_;
   RooflineCost roofline_;  // generic kernels
   double gemm_slowdown_ = 1, comm_slowdown_ = 1;
+  GemmTrafficParams traffic_;  // from the profile's memory section; absent: compulsory bytes
+  // gemm_dram_bytes by (m, n, k, groups, dtype, L2 32ths): a step asks for the same few many times.
+  mutable std::mutex traffic_mutex_;
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int, int, int>, double> traffic_cache_;
 };
 
 }  // namespace cs::hw

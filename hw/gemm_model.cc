@@ -7,8 +7,8 @@ namespace cs::hw {
 
 namespace {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-constexpr int64_t kTileM = 128;
-constexpr int64_t kTileN = 128;
+constexpr int64_t kTileM = kGemmTileM;
+constexpr int64_t kTileN = kGemmTileN;
 constexpr int64_t kSplitK = 2;
 constexpr int64_t kMinSplitKDepth = 4096;
 }  // namespace

@@ -17,10 +17,15 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 
 #include "sim/op_graph.h"
 
 namespace cs::hw {
+
+// The output tile of every modelled GEMM kernel (see above).
+inline constexpr int64_t kGemmTileM = 128;
+inline constexpr int64_t kGemmTileN = 128;
 
 struct GemmModel {
   double launch_us = 0;      // per kernel: launch and the tail of the last wave

@@ -1,6 +1,7 @@
 #include "hw/gpu_profile.h"
 
 #include <memory>
+#include <optional>
 
 #include "hw/embedded_catalog.h"
 #include "hw/gpu_catalog.h"
@@ -24,7 +25,8 @@ const char* ClockModel::param_name(int i) {
 }
 
 const char* MemoryModel::param_name(int i) {
-  static constexpr const char* kNames[kParams] = {"hbm_GBps"};
+  static constexpr const char* kNames[kParams] = {"hbm_GBps", "saturation_exponent", "l2_reuse_share",
+                                                  "gemm_swizzle_n_blocks"};
   return kNames[i];
 }
 
@@ -54,15 +56,19 @@ std::map<std::string, ProfileRange> parse_ranges(const YamlNode& n, const std::v
   return out;
 }
 
-// name -> parameter for every name of the model; writes the values into `values`.
+// name -> parameter for every name of the model present; writes the values into `values`. The
+// first `required` names must be there (all by default); a later one absent keeps its value.
 template <int N>
-std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* (*name)(int), double* values) {
+std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* (*name)(int), double* values,
+                                                 int required = N) {
   std::vector<std::string> keys;
   for (int i = 0; i < N; ++i) keys.emplace_back(name(i));
   const YamlMap m(n, keys);
   std::map<std::string, ProfileParam> out;
   for (int i = 0; i < N; ++i) {
-    out[keys[i]] = parse_param(m.required(keys[i]));
+    const std::optional<YamlNode> v = i < required ? std::optional<YamlNode>(m.required(keys[i])) : m.optional(keys[i]);
+    if (!v) continue;
+    out[keys[i]] = parse_param(*v);
     values[i] = out[keys[i]].value;
   }
   return out;
@@ -100,10 +106,12 @@ GpuProfile parse_profile(const YamlNode& root) {
     if (v[0] <= 0 || v[1] <= 0 || v[2] <= 0) k->fail("'clocks' must be positive");
   }
   if (const auto k = m.optional("memory")) {
-    double v[MemoryModel::kParams];
-    p.memory_params = parse_params<MemoryModel::kParams>(*k, &MemoryModel::param_name, v);
-    p.memory = MemoryModel{v[0]};
+    double v[MemoryModel::kParams] = {};
+    p.memory_params = parse_params<MemoryModel::kParams>(*k, &MemoryModel::param_name, v, 1);
+    p.memory = MemoryModel{v[0], v[1], v[2], v[3]};
     if (v[0] <= 0) k->fail("'memory.hbm_GBps' must be positive");
+    if (v[2] > 1) k->fail("'memory.l2_reuse_share' is a share of the L2: at most 1");
+    if (v[3] != static_cast<int>(v[3])) k->fail("'memory.gemm_swizzle_n_blocks' must be a whole number");
   }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
   p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});

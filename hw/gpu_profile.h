@@ -54,11 +54,19 @@ struct ClockModel {
   bool present() const { return sustained_MHz > 0; }
 };
 
-// HBM as a shared resource: what it carries at most, reads plus writes, GB/s, summed over every
-// kernel of the GPU (a local copy counts its bytes twice). Optional: absent, the datasheet figure.
+// HBM as a shared resource. hbm_GBps: what it carries at most, reads plus writes, summed over
+// every kernel of the GPU (a local copy counts its bytes twice). saturation_exponent p: HBM is a
+// queue, not a pipe: offered D bytes/s it carries X = (D^-p + C^-p)^(-1/p), less than both, and
+// its kernels share X in proportion to what each asks (sim/flow_network.h: saturating links);
+// 0: a hard ceiling shared max-min. l2_reuse_share and gemm_swizzle_n_blocks: a GEMM's real HBM
+// traffic (hw/gemm_traffic.h) with that share of the datasheet L2 and that raster; 0: compulsory
+// bytes. Optional section; only hbm_GBps is required in it (profiles of earlier versions).
 struct MemoryModel {
   double hbm_GBps = 0;
-  static constexpr int kParams = 1;
+  double saturation_exponent = 0;
+  double l2_reuse_share = 0;
+  double gemm_swizzle_n_blocks = 0;
+  static constexpr int kParams = 4;
   static const char* param_name(int i);
   bool present() const { return hbm_GBps > 0; }
 };

@@ -20,6 +20,7 @@
 //
 // Exit codes: 0 done; 1 error; 2 no usable GPU or driver; 3 a check failed.
 #include <cublasLt.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -266,8 +267,18 @@ int run(int argc, char** argv) {
           gspan(static_cast<std::size_t>(n)), aspan(static_cast<std::size_t>(n));
       // Clocks drift with power and temperature (H200: 1575-1980 MHz within one run): odd reps run
       // the windows in the reverse order, so that neither kind always follows the heavier one.
+      // Under --profile-ranges the first rep's three windows are profiler ranges (a window ends
+      // synchronised, so a range holds exactly its window's work).
+      auto ranged = [&](bool on, int n_gemm, int m_a2a) {
+        if (on) CS_CUDA_CHECK(cudaProfilerStart());
+        WindowStamps w = window(n_gemm, m_a2a);
+        if (on) CS_CUDA_CHECK(cudaProfilerStop());
+        return w;
+      };
+      bool profile_gemm_alone = false;
       auto gemm_alone = [&] {
-        const WindowStamps wg = window(c.n_gemm, 0);
+        const WindowStamps wg = ranged(profile_gemm_alone, c.n_gemm, 0);
+        profile_gemm_alone = false;
         for (int d = 0; d < n; ++d) {
           const auto v = ov::op_us(wg.gemm[static_cast<std::size_t>(d)]);
           ga[static_cast<std::size_t>(d)].insert(ga[static_cast<std::size_t>(d)].end(), v.begin(), v.end());
@@ -275,9 +286,11 @@ int run(int argc, char** argv) {
       };
       for (int r = 0; r < opt.reps; ++r) {
         const bool reverse = r % 2 == 1;
+        const bool profile = opt.profile_ranges && r == 0 && k > 0;
+        profile_gemm_alone = profile;
         if (!reverse || k == 0) gemm_alone();
         if (k == 0) continue;
-        const WindowStamps wa = window(0, c.m_a2a);
+        const WindowStamps wa = ranged(profile, 0, c.m_a2a);
         const bool last = r + 1 == opt.reps;
         if (last) {  // the last together window is checked too
           for (int d = 0; d < n; ++d) {
@@ -287,7 +300,7 @@ int run(int argc, char** argv) {
           }
           a2a.poison();
         }
-        const WindowStamps wt = window(c.n_gemm, c.m_a2a);
+        const WindowStamps wt = ranged(profile, c.n_gemm, c.m_a2a);
         for (int d = 0; d < n; ++d) {
           const auto ud = static_cast<std::size_t>(d);
           auto v = ov::op_us(wa.a2a[ud]);

@@ -22,6 +22,11 @@ class CostModel {
   virtual bool calibrated() const = 0;
 
   virtual ComputeCost gemm_cost(int gpu, const GemmShape& g) const = 0;
+  // The GEMM's HBM bytes when it keeps only `l2_share` (0, 1] of the L2 its operands could reuse
+  // alone, the rest held by other kernels' traffic; cost models without an L2 model ignore it.
+  virtual double gemm_hbm_bytes(int gpu, const GemmShape& g, double /*l2_share*/) const {
+    return gemm_cost(gpu, g).hbm_bytes;
+  }
   // Time on `sms` SMs (sms >= 1) when memory is not the limit.
   virtual Time gemm_time(int gpu, const GemmShape& g, int sms) const = 0;
   virtual ComputeCost compute_cost(int gpu, const GenericCompute& c) const = 0;
@@ -31,6 +36,8 @@ class CostModel {
   // Launch and synchronisation of a communication kernel: from the last participant's launch to
   // the first byte moved, once per collective (its SMs are held meanwhile).
   virtual Time comm_launch(int /*gpu*/) const { return Time(); }
+  // How a GPU's HBM saturates (FlowNetwork::set_saturation's exponent); 0: a hard ceiling.
+  virtual double hbm_saturation_exponent() const { return 0; }
 };
 
 }  // namespace cs::sim

@@ -30,6 +30,9 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   std::vector<uint32_t> fill(dependents_offset_.begin(), dependents_offset_.end() - 1);
   for (uint32_t o = 0; o < n; ++o)
     for (uint32_t d : ops[o].deps) dependents_[fill[d]++] = o;
+  // HBM is shared the way the cost model measured it saturating.
+  if (const double p = cost_.hbm_saturation_exponent(); p > 0)
+    for (int g = 0; g < routing_.gpu_count(); ++g) net_.set_saturation(routing_.hbm(g), p);
 }
 
 ExecResult Executor::run() {
@@ -70,8 +73,21 @@ void Executor::launch(uint32_t op) {
 void Executor::launch_compute(uint32_t op) {
   const Op& o = graph_.ops()[op];
   const Stream& s = graph_.streams()[o.stream];
-  const ComputeCost c = o.kind == OpKind::kGemm ? cost_.gemm_cost(s.gpu, graph_.gemms()[o.payload])
-                                                : cost_.compute_cost(s.gpu, graph_.computes()[o.payload]);
+  ComputeCost c = o.kind == OpKind::kGemm ? cost_.gemm_cost(s.gpu, graph_.gemms()[o.payload])
+                                          : cost_.compute_cost(s.gpu, graph_.computes()[o.payload]);
+  if (o.kind == OpKind::kGemm && c.hbm_bytes > 0) {
+    // L2 is an LRU cache shared by every kernel's traffic: each holds a share in proportion to
+    // the lines it brings in. The others' is the HBM traffic the GPU carries as the GEMM starts
+    // (a local copy's twice: it reads and writes through L2); the GEMM's is its traffic alone
+    // over its time on every SM it can use. Its bytes are set from that share at launch.
+    const GemmShape& g = graph_.gemms()[o.payload];
+    const double others = net_.load(routing_.hbm(s.gpu)).bytes_per_s();
+    if (others > 0) {
+      const Time t = cost_.gemm_time(s.gpu, g, c.max_sms);
+      const double own = t > Time() ? c.hbm_bytes / t.to_seconds() : 0.0;
+      if (own > 0) c.hbm_bytes = cost_.gemm_hbm_bytes(s.gpu, g, own / (own + others));
+    }
+  }
   state_[op].work = c.hbm_bytes;
   SmPool& pool = pools_[s.gpu];
   const int max_sms = std::max(1, std::min(c.max_sms, pool.partition(s.partition).sms));
@@ -98,6 +114,7 @@ void Executor::on_compute_share(uint32_t op, int sms) {
     // picosecond for a path-less unit of work (a path-less flow needs a finite rate).
     if (t > Time()) cap = st.work / t.to_seconds();
     else cap = st.on_hbm ? FlowNetwork::kUncapped.bytes_per_s() : st.work * 1e12;
+    if (st.on_hbm && std::isfinite(cap)) cap = offered_alone(s.gpu, cap);
   }
   const Bandwidth bw = Bandwidth::bytes_per_s(cap);
   if (st.flow.v != UINT32_MAX) {
@@ -111,6 +128,17 @@ void Executor::on_compute_share(uint32_t op, int sms) {
     pools_[graph_.streams()[done.stream].gpu].end(state_[op].kernel);
     finish(op);
   });
+}
+
+double Executor::offered_alone(int gpu, double rate) const {
+  const double p = cost_.hbm_saturation_exponent();
+  if (p <= 0) return rate;
+  // A kernel's time comes from measuring it alone, so its HBM traffic then already waited in the
+  // queue: it offers the rate D that a saturating HBM turns into `rate` (D^-p = rate^-p - C^-p),
+  // and runs exactly as measured when alone. At or above the capacity it offers everything.
+  const double c = net_.capacity(routing_.hbm(gpu)).bytes_per_s();
+  const double left = std::pow(rate, -p) - std::pow(c, -p);
+  return left > 0 ? std::pow(left, -1 / p) : FlowNetwork::kUncapped.bytes_per_s();
 }
 
 void Executor::launch_comm(uint32_t op) {

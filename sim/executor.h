@@ -10,7 +10,9 @@
 // it reads and writes there). A collective's flows start once every
 // participant's kernel has launched, phase by phase (collective_plan.h), and all its ops finish
 // together when the last phase ends. An all-to-all-v's transfer leaves through its source rank's
-// copy link, so a relay GPU's kernel carries the bytes it forwards.
+// copy link, so a relay GPU's kernel carries the bytes it forwards. Every GPU's HBM link saturates
+// as the cost model says (hbm_saturation_exponent; set on the network when the executor is made);
+// a compute kernel then offers the rate that HBM turns into its time alone (offered_alone).
 #pragma once
 
 #include <cstdint>
@@ -77,6 +79,8 @@ class Executor {
   void launch_compute(uint32_t op);
   void on_compute_share(uint32_t op, int sms);
   void launch_comm(uint32_t op);
+  // The HBM rate a compute kernel offers, given the rate it reached alone (its cost-model time).
+  double offered_alone(int gpu, double rate) const;
   void start_phase(uint32_t c);
   void finish_collective(uint32_t c);
   void finish(uint32_t op);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace cs::sim {
@@ -39,6 +40,14 @@ void FlowNetwork::set_capacity(LinkId id, Bandwidth capacity) {
   Link& link = links_[id.v];
   if (link.capacity == capacity.bytes_per_s()) return;
   link.capacity = capacity.bytes_per_s();
+  mark_dirty_link(id.v);
+}
+
+void FlowNetwork::set_saturation(LinkId id, double exponent) {
+  assert(exponent >= 0);
+  Link& link = links_[id.v];
+  if (link.saturation == exponent) return;
+  link.saturation = exponent;
   mark_dirty_link(id.v);
 }
 
@@ -212,7 +221,40 @@ void FlowNetwork::reallocate() {
     problem_.path_begin.push_back(static_cast<uint32_t>(problem_.path_link.size()));
     problem_.flow_cap.push_back(flow.cap);
   }
-  const std::vector<double>& rates = solver_.solve(problem_);
+  bool saturating = false;
+  for (size_t i = 0; i < comp_links_.size(); ++i)
+    if (links_[comp_links_[i]].saturation > 0) {
+      saturating = true;
+      problem_.link_capacity[i] = std::numeric_limits<double>::infinity();
+    }
+  const std::vector<double>* solved = &solver_.solve(problem_);
+  if (saturating) {
+    // What each flow asks with the queues unbounded; each queue's offered load and what it carries.
+    asked_.assign(solved->begin(), solved->end());
+    std::vector<double>& offered = scale_;
+    offered.assign(comp_links_.size(), 0.0);
+    for (size_t f = 0; f < comp_flows_.size(); ++f)
+      for (uint32_t local : problem_.path(f)) offered[local] += asked_[f];
+    for (size_t i = 0; i < comp_links_.size(); ++i) {
+      const Link& link = links_[comp_links_[i]];
+      problem_.link_capacity[i] = link.capacity;
+      const double d = offered[i];
+      if (link.saturation <= 0 || d <= 0 || !std::isfinite(d)) {
+        offered[i] = 1;  // no scaling (an uncapped flow on a queue: the capacity bounds it)
+        continue;
+      }
+      const double p = link.saturation;
+      // X / D = (1 + (D / C)^p)^(-1/p), written so that it neither overflows nor divides by 0.
+      offered[i] = link.capacity > 0 ? std::pow(1 + std::pow(d / link.capacity, p), -1 / p) : 0.0;
+    }
+    for (size_t f = 0; f < comp_flows_.size(); ++f) {
+      double s = 1;
+      for (uint32_t local : problem_.path(f)) s = std::min(s, offered[local]);
+      if (s < 1 && std::isfinite(asked_[f])) problem_.flow_cap[f] = std::min(problem_.flow_cap[f], asked_[f] * s);
+    }
+    solved = &solver_.solve(problem_);
+  }
+  const std::vector<double>& rates = *solved;
   ++epoch_;  // local indices in `mark` are now stale; never equal to a future epoch's value
   for (uint32_t l : comp_links_) links_[l].mark = 0;
 

@@ -1,5 +1,10 @@
 // A flow-level network: directed links with capacity and latency, flows along paths, rates by
-// max-min fairness with per-flow caps. Changes made at one instant (flows starting, ending, caps
+// max-min fairness with per-flow caps. A saturating link (a GPU's HBM) is a queue rather than a
+// pipe: offered D bytes/s in all, it carries X = (D^-p + C^-p)^(-1/p) (p its exponent, C its
+// capacity), below both, and shares X in proportion to what its flows ask. What a flow asks is its
+// rate with every saturating link unbounded; each flow is then capped at that rate times the
+// smallest X / D of its saturating links, and the rates solved again (the link's capacity
+// still bounds uncapped flows). Changes made at one instant (flows starting, ending, caps
 // or capacities changing) are batched and the allocation is recomputed once, only over the
 // connected component (links and flows reachable through shared links) that the changes touch.
 #pragma once
@@ -47,6 +52,8 @@ class FlowNetwork {
   // A link may be removed once no flow uses it (per-kernel virtual links are).
   void remove_link(LinkId link);
   void set_capacity(LinkId link, Bandwidth capacity);
+  // Makes `link` saturating with exponent p > 0 (0: an ordinary link again).
+  void set_saturation(LinkId link, double exponent);
 
   // Starts a flow of `bytes` along `path`. It waits the summed latency of the path, then moves at
   // its fair rate, never above `cap`. A flow with an empty path needs a finite cap: it is then a
@@ -78,6 +85,7 @@ class FlowNetwork {
     Time latency;
     std::vector<uint32_t> flows;  // active flows through this link
     double load = 0;
+    double saturation = 0;  // exponent p; 0: an ordinary link
     bool alive = false;
     uint32_t mark = 0;  // component-search epoch
     Time stats_since;
@@ -122,6 +130,7 @@ class FlowNetwork {
   std::vector<uint32_t> comp_links_, comp_flows_;
   MaxMinProblem problem_;
   std::vector<double> load_;  // per local link of the component being reallocated
+  std::vector<double> asked_, scale_;  // saturating links: per flow, per local link
   MaxMinMemo solver_;  // reallocations repeat the same few problems
   uint64_t reallocations_ = 0;
 };

@@ -20,7 +20,10 @@ void print_usage() {
       "  --a2a-mib N       all-to-all bytes per GPU, MiB (default 256)\n"
       "  --window-ms X     each stream's work alone per window (default 30)\n"
       "  --reps N          windows of each kind per case (default 5)\n"
-      "  --compact         JSON on one line\n",
+      "  --compact         JSON on one line\n"
+      "  --profile-ranges  wrap the first rep's GEMM-alone, all-to-all-alone and together windows of each\n"
+      "                    k > 0 in cudaProfilerStart/Stop (three ranges per k, in that order), for\n"
+      "                    ncu --replay-mode app-range --profile-from-start off\n",
       kProgram, kSchemaVersion);
 }
 
@@ -30,6 +33,7 @@ std::string parse_args(int argc, char** argv, Options& o, bool& help) {
     const std::string a = argv[i];
     if (a == "--help" || a == "-h") { help = true; return ""; }
     if (a == "--compact") { o.compact = true; continue; }
+    if (a == "--profile-ranges") { o.profile_ranges = true; continue; }
     if (i + 1 >= argc) return "'" + a + "' needs a value";
     const std::string v = argv[++i];
     if (a == "--json") {

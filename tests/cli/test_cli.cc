@@ -658,7 +658,7 @@ TEST_CASE("an --out to a socket exits 2 and leaves the socket", "[cli][atomic][s
   CHECK(sorted_entries(dir) == std::vector<std::string>{"sock"});
 }
 
-TEST_CASE("--out and --trace naming the same file exit 2 and write nothing", "[cli][atomic]") {
+TEST_CASE("one file named by both --out and --trace: exit 2 and nothing written", "[cli][atomic]") {
   TempDir dir;
   const std::string out = dir.file("result.json");
   write_file(out, kExisting);

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <vector>
 
 #include "sim/engine.h"
@@ -137,4 +138,63 @@ TEST_CASE("a flow crossing a link twice (a local copy: read and write) uses it a
   e.run();
   CHECK(kernel_done == Time::ms(10));
   CHECK(copy_done.to_seconds() == Approx(0.010 + 2e9 / 150e9).epsilon(1e-9));
+}
+
+TEST_CASE("a saturating link carries less than it is offered, smoothly, and never more than its capacity",
+          "[sim][flow][saturation]") {
+  // One flow asking D = C on a queue of exponent 4 gets D (1 + 1)^(-1/4).
+  for (double asked : {10.0, 100.0, 400.0}) {
+    Engine e;
+    FlowNetwork net(e);
+    const LinkId hbm = net.add_link("hbm", Bandwidth::gbytes_per_s(100), Time());
+    net.set_saturation(hbm, 4);
+    const auto f = net.start_flow({hbm}, 1e9, Bandwidth::gbytes_per_s(asked), [] {});
+    double rate = 0;
+    e.at(Time::us(1), [&] { rate = net.rate(f).bytes_per_s(); });
+    e.run();
+    const double expect = asked * std::pow(1 + std::pow(asked / 100, 4), -0.25);
+    CHECK(rate == Approx(expect * 1e9).epsilon(1e-9));
+    CHECK(rate < 100e9);
+  }
+}
+
+TEST_CASE("a saturating link shares in proportion to what flows ask, an ordinary one max-min",
+          "[sim][flow][saturation]") {
+  for (const bool queue : {true, false}) {
+    Engine e;
+    FlowNetwork net(e);
+    const LinkId hbm = net.add_link("hbm", Bandwidth::gbytes_per_s(100), Time());
+    if (queue) net.set_saturation(hbm, 4);
+    const auto small = net.start_flow({hbm}, 1e9, Bandwidth::gbytes_per_s(20), [] {});
+    const auto big = net.start_flow({hbm}, 1e9, Bandwidth::gbytes_per_s(120), [] {});
+    double r_small = 0, r_big = 0;
+    e.at(Time::us(1), [&] { r_small = net.rate(small).bytes_per_s(), r_big = net.rate(big).bytes_per_s(); });
+    e.run();
+    if (queue) {
+      const double s = std::pow(1 + std::pow(140.0 / 100, 4), -0.25);  // X / D at D = 140
+      CHECK(r_small == Approx(20e9 * s));
+      CHECK(r_big == Approx(120e9 * s));
+    } else {
+      CHECK(r_small == Approx(20e9));  // under its fair share: all it asks
+      CHECK(r_big == Approx(80e9));
+    }
+  }
+}
+
+TEST_CASE("an uncapped flow on a saturating link is held by the capacity, and others by what they share",
+          "[sim][flow][saturation]") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId copy = net.add_link("copy", Bandwidth::gbytes_per_s(50), Time());
+  const LinkId hbm = net.add_link("hbm", Bandwidth::gbytes_per_s(100), Time());
+  net.set_saturation(hbm, 4);
+  // A copy asking 50 through its own link, then the queue; and a kernel asking everything.
+  const auto c = net.start_flow({copy, hbm}, 1e9, FlowNetwork::kUncapped, [] {});
+  const auto k = net.start_flow({hbm}, 1e9, FlowNetwork::kUncapped, [] {});
+  double r_c = 0, r_k = 0;
+  e.at(Time::us(1), [&] { r_c = net.rate(c).bytes_per_s(), r_k = net.rate(k).bytes_per_s(); });
+  e.run();
+  CHECK(std::isfinite(r_k));
+  CHECK(r_c + r_k == Approx(100e9));
+  CHECK(r_c == Approx(50e9));
 }

@@ -1,0 +1,102 @@
+#include "calibrate/memory_fit.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hw/gemm_model.h"
+#include "hw/gemm_traffic.h"
+
+namespace cs::calibrate {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+double saturated_copy_us(double bytes, int ctas, double copy_GBps_per_sm, double hbm_GBps, double exponent) {
+  const double offered = 2 * ctas * copy_GBps_per_sm;  // reads and writes
+  const double carried = offered * std::pow(1 + std::pow(offered / hbm_GBps, exponent), -1 / exponent);
+  return 2 * bytes / (carried * 1e3);
+}
+
+HbmSaturationFit fit_hbm_saturation(const std::vector<OverlapCase>& overlaps, double hbm_GBps, double copy_GBps_per_sm) {
+  std::vector<const OverlapCase*> copies;
+  for (const OverlapCase& c : overlaps)
+    if (c.local_copy_only && c.ctas > 0 && c.a2a_alone_us > 0) copies.push_back(&c);
+  HbmSaturationFit f;
+  f.cases = static_cast<int>(copies.size());
+  if (copies.empty() || hbm_GBps <= 0 || copy_GBps_per_sm <= 0) return f;
+  const auto sse = [&](double p) {
+    double s = 0;
+    for (const OverlapCase* c : copies) {
+      const double e = std::log(saturated_copy_us(c->a2a_bytes, c->ctas, copy_GBps_per_sm, hbm_GBps, p) / c->a2a_alone_us);
+      s += e * e;
+    }
+    return s;
+  };
+  // Golden section on log p: the error is smooth and single-valleyed in p over this range.
+  double lo = std::log(0.5), hi = std::log(64.0);
+  const double r = (std::sqrt(5.0) - 1) / 2;
+  double a = hi - r * (hi - lo), b = lo + r * (hi - lo);
+  double fa = sse(std::exp(a)), fb = sse(std::exp(b));
+  for (int i = 0; i < 80; ++i) {
+    if (fa < fb) hi = b, b = a, fb = fa, a = hi - r * (hi - lo), fa = sse(std::exp(a));
+    else lo = a, a = b, fa = fb, b = lo + r * (hi - lo), fb = sse(std::exp(b));
+  }
+  f.exponent = std::exp((lo + hi) / 2);
+  std::vector<double> errs;
+  for (const OverlapCase* c : copies)
+    errs.push_back(std::abs(saturated_copy_us(c->a2a_bytes, c->ctas, copy_GBps_per_sm, hbm_GBps, f.exponent) /
+                                c->a2a_alone_us -
+                            1));
+  f.median_error = median(errs);
+  f.worst_error = *std::max_element(errs.begin(), errs.end());
+  return f;
+}
+
+double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share) {
+  sim::GemmShape one = c.shape;
+  one.groups = 1;
+  const hw::GemmTrafficParams p{swizzle_n_blocks, l2_reuse_share * gpu.l2_mb * 1024 * 1024};
+  const double out = one.dtype == sim::DType::kFp32 ? 4.0 : 2.0;
+  const double written = static_cast<double>(one.m) * one.n * out;
+  // The grouped kernel runs the groups back to back: one group's traffic, with a cold L2.
+  return hw::gemm_dram_bytes(one, c.sms, p) - written;
+}
+
+GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const hw::GpuSpec& gpu) {
+  GemmTrafficFit best;
+  double best_sse = 0;
+  if (cases.empty()) return best;
+  for (int band = 1; band <= 64; band *= 2)
+    for (double share : {0.25, 0.5, 0.75, 1.0}) {
+      std::vector<double> errs, reuse_errs;
+      double worst = -1, sse = 0;
+      std::string worst_case;
+      for (const GemmTrafficCase& c : cases) {
+        const double e = std::abs(predicted_read_bytes(c, gpu, band, share) / c.read_bytes - 1);
+        errs.push_back(e);
+        if (c.shape.m > hw::kGemmTileM) reuse_errs.push_back(e);
+        const double log_e = std::log(predicted_read_bytes(c, gpu, band, share) / c.read_bytes);
+        sse += log_e * log_e;
+        if (e > worst) {
+          worst = e;
+          worst_case = c.name + " " + std::to_string(c.shape.m) + " x " + std::to_string(c.shape.n) + " x " +
+                       std::to_string(c.shape.k) + (c.shape.groups > 1 ? " (" + std::to_string(c.shape.groups) + " groups)" : "");
+        }
+      }
+      // Least squares on log bytes, as the other fits; ties keep the smaller band and share.
+      if (best.cases == 0 || sse < best_sse - 1e-12) {
+        best_sse = sse;
+        best = {band, share, static_cast<int>(cases.size()), median(errs), worst, worst_case,
+                static_cast<int>(reuse_errs.size()), median(reuse_errs)};
+      }
+    }
+  return best;
+}
+
+}  // namespace cs::calibrate

@@ -1,0 +1,46 @@
+// The memory system's two contention mechanisms, fitted from measurements (hw/gpu_profile.h,
+// MemoryModel): how HBM saturates as the traffic offered to it grows, and how much HBM traffic a
+// GEMM really makes (hw/gemm_traffic.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "calibrate/measurements.h"
+#include "hw/gpu_catalog.h"
+
+namespace cs::calibrate {
+
+// The saturation exponent p of HBM, from the overlap bench's local copies alone on k = 4 to 48
+// SMs: each offers 2 x k x `copy_GBps_per_sm` (reads and writes, the copy kernel's rate per SM at
+// the bench's clock) to a queue of capacity `hbm_GBps`, which carries (D^-p + C^-p)^(-1/p). p
+// minimises the squared log error of the copies' times (golden section over [0.5, 64]).
+struct HbmSaturationFit {
+  double exponent = 0;
+  int cases = 0;
+  double median_error = 0, worst_error = 0;  // |predicted / measured - 1| of the copies' times
+};
+// cases == 0 when there is no local-copy overlap case.
+HbmSaturationFit fit_hbm_saturation(const std::vector<OverlapCase>& overlaps, double hbm_GBps, double copy_GBps_per_sm);
+// The time of a local copy of `bytes` on `ctas` SMs under that model, microseconds.
+double saturated_copy_us(double bytes, int ctas, double copy_GBps_per_sm, double hbm_GBps, double exponent);
+
+// The GEMM traffic model's raster band and L2 share, by search over bands {1, 2, 4, ..., 64} n-tiles
+// and shares {1/4, 1/2, 3/4, 1} of `gpu`'s L2, for the least squared log error of the DRAM bytes
+// read per group. `gpu` is the GPU the cases were measured on. The median is also given over the
+// cases of more than one row of tiles: one row reads its A once under any raster.
+struct GemmTrafficFit {
+  int swizzle_n_blocks = 0;
+  double l2_reuse_share = 0;
+  int cases = 0;
+  double median_error = 0, worst_error = 0;  // |predicted / measured - 1| of the bytes read
+  std::string worst_case;
+  int reuse_cases = 0;              // cases of more than one row of tiles
+  double reuse_median_error = 0;    // the median over them
+};
+// cases == 0 when there are no cases.
+GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const hw::GpuSpec& gpu);
+// Bytes one group of `c` reads, as the traffic model predicts them.
+double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share);
+
+}  // namespace cs::calibrate

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""DRAM bytes per FP8 GEMM case, from an Nsight Compute run of cs_fp8_gemm.
+
+Reads the bench's JSON (cases in launch order) and the ncu --csv output beside it, where every
+case launched, per group, one checking GEMM, `warmup` warm-up GEMMs and `runs` timed GEMMs, each a
+kernel in the CSV. Writes one JSON with, per case, the median over its timed kernels of the DRAM
+bytes read and written per group: the GEMM's real HBM traffic with a cold L2 (the bench flushes L2
+between runs). The profiler's times are not copied: they are not the kernel's times.
+
+usage: ncu_dram_bytes.py BENCH.json NCU.csv[.gz] -o OUT.json
+"""
+import argparse
+import csv
+import gzip
+import json
+import statistics
+import sys
+
+
+def kernels(path):
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        rows = [line for line in f if line.startswith('"')]
+    out = {}
+    for row in csv.reader(rows):
+        if row[0] == "ID":
+            continue
+        k = out.setdefault(int(row[0]), {"name": row[4], "grid": row[8]})
+        k[row[12]] = float(row[14].replace(",", ""))
+    return [out[i] for i in sorted(out)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench")
+    ap.add_argument("csv")
+    ap.add_argument("-o", required=True)
+    a = ap.parse_args()
+    bench = json.load(open(a.bench))
+    ks = kernels(a.csv)
+    runs, warmup = bench["bench"]["runs"], bench["bench"]["warmup"]
+    per_group = 1 + warmup + runs  # the check, the warm-up, the timed runs
+    cases, i = [], 0
+    for c in bench["cases"]:
+        n = per_group * c["groups"]
+        seg = ks[i:i + n]
+        i += n
+        if len(seg) != n:
+            sys.exit(f"{a.csv}: {len(ks)} kernels, fewer than the cases launched")
+        names = {k["name"] for k in seg}
+        if len(names) != 1:
+            sys.exit(f"{a.csv}: case {c['m']}x{c['n']}x{c['k']} matched kernels of several names: {sorted(names)}")
+        timed = [seg[g * per_group + 1 + warmup + r] for g in range(c["groups"]) for r in range(runs)]
+        cases.append({
+            "name": c["name"], "m": c["m"], "n": c["n"], "k": c["k"], "groups": c["groups"],
+            "sms": c["sm_obtained"], "kernel": seg[0]["name"], "grid": seg[0]["grid"],
+            "split_k": c["algo"].get("split_k", 1),
+            "dram_read_bytes": statistics.median(k["dram__bytes_read.sum"] for k in timed),
+            "dram_write_bytes": statistics.median(k["dram__bytes_write.sum"] for k in timed),
+            "l2_bytes": statistics.median(k["lts__t_bytes.sum"] for k in timed),
+        })
+    if i != len(ks):
+        sys.exit(f"{a.csv}: {len(ks)} kernels, {i} expected from the cases")
+    prov = dict(bench["provenance"])
+    prov["program"] = "ncu_dram_bytes"
+    prov["derived_from"] = [a.bench, a.csv]
+    prov["derived_by"] = "calibrate/scripts/ncu_dram_bytes.py"
+    json.dump({"schema_version": 1, "provenance": prov,
+               "bench": {"per_group": "median over the timed kernels of one group's kernel",
+                         "l2_flushed_between_runs": bench["bench"]["flush_bytes"]},
+               "cases": cases}, open(a.o, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()

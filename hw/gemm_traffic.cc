@@ -1,0 +1,82 @@
+#include "hw/gemm_traffic.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <list>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "hw/gemm_model.h"
+
+namespace cs::hw {
+
+namespace {
+
+// An LRU cache of whole items by bytes; access() says whether the item was cached.
+class LruBytes {
+ public:
+  explicit LruBytes(double capacity) : capacity_(capacity) {}
+  bool access(uint64_t key, double bytes) {
+    const auto it = where_.find(key);
+    if (it != where_.end()) {
+      order_.splice(order_.begin(), order_, it->second);
+      return true;
+    }
+    order_.emplace_front(key, bytes);
+    where_[key] = order_.begin();
+    used_ += bytes;
+    return false;
+  }
+  void evict_to_capacity() {
+    while (used_ > capacity_ && !order_.empty()) {
+      used_ -= order_.back().second;
+      where_.erase(order_.back().first);
+      order_.pop_back();
+    }
+  }
+
+ private:
+  double capacity_, used_ = 0;
+  std::list<std::pair<uint64_t, double>> order_;  // most recent first
+  std::unordered_map<uint64_t, std::list<std::pair<uint64_t, double>>::iterator> where_;
+};
+
+}  // namespace
+
+double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams& p) {
+  const double compulsory = gemm_compulsory_bytes(g);
+  if (!p.present() || g.m <= 0 || g.n <= 0 || g.k <= 0 || g.groups <= 0) return compulsory;
+  const int64_t tm = (g.m + kGemmTileM - 1) / kGemmTileM, tn = (g.n + kGemmTileN - 1) / kGemmTileN;
+  const double in = sim::dtype_bytes(g.dtype), out = g.dtype == sim::DType::kFp32 ? 4.0 : 2.0;
+  // A panel of the last row or column of tiles holds only what is left of m or n.
+  const auto a_panel = [&](int64_t i) { return static_cast<double>(std::min(kGemmTileM, g.m - i * kGemmTileM)) * g.k * in; };
+  const auto b_panel = [&](int64_t j) { return static_cast<double>(std::min(kGemmTileN, g.n - j * kGemmTileN)) * g.k * in; };
+  const double c_tile = static_cast<double>(kGemmTileM) * kGemmTileN * out;
+  const int64_t wave = std::max(1, sms);
+  LruBytes l2(p.l2_bytes);
+  // Keys: (kind, group, index) packed; output tiles are never reused, so each gets a fresh key.
+  const auto key = [](uint64_t kind, uint64_t group, uint64_t index) { return kind << 62 | group << 40 | index; };
+  const int64_t per_group = tm * tn, band_tiles = tm * p.swizzle_n_blocks, total = g.groups * per_group;
+  uint64_t next_c = 0;
+  double read = 0;
+  for (int64_t first = 0; first < total; first += wave) {
+    const int64_t last = std::min(total, first + wave);
+    for (int64_t t = first; t < last; ++t) {
+      // Raster position t -> (group, m-tile i, n-tile j); every band but a group's last is full.
+      const int64_t group = t / per_group, r = t % per_group, band = r / band_tiles;
+      const int64_t band_start = band * p.swizzle_n_blocks;
+      const int64_t width = std::min<int64_t>(p.swizzle_n_blocks, tn - band_start);
+      const int64_t in_band = r - band * band_tiles;
+      const int64_t i = in_band / width, j = band_start + in_band % width;
+      if (const double b = a_panel(i); !l2.access(key(1, group, i), b)) read += b;
+      if (const double b = b_panel(j); !l2.access(key(2, group, j), b)) read += b;
+    }
+    for (int64_t t = first; t < last; ++t) l2.access(key(3, 0, next_c++), c_tile);
+    l2.evict_to_capacity();
+  }
+  const double written = g.groups * static_cast<double>(g.m) * g.n * out;
+  return std::max(compulsory, read + written);
+}
+
+}  // namespace cs::hw

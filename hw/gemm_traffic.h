@@ -1,0 +1,29 @@
+// The HBM bytes a tiled GEMM really moves: its operands are read once per time they fall out of L2,
+// not once (calibrate/data/h100/fp8_gemm_dram_bytes.json: 4096 x 7168 x 16384 reads 4.5 times
+// A and B under Nsight Compute; 4096 x 7168 x 2048, whose operands fit in L2, 1.3 times).
+//
+// The kernel is persistent: `sms` CTAs take 128 x 128 output tiles in raster order, a wave of
+// `sms` tiles at a time. The raster walks the n-tiles in bands of `swizzle_n_blocks`: within a
+// band, n fastest, then m (DeepGEMM's and, by our Nsight Compute counts, cuBLASLt's Hopper
+// schedule; groups one after another). Every tile streams its A row panel (128 x k) and B column
+// panel (k x 128) through L2; the tiles of one wave stream together, so a panel the wave shares
+// is read once. L2 is an LRU cache of `l2_bytes` over whole panels and the wave's output tiles
+// (written back through it): a panel still cached when a later wave needs it costs nothing. C is
+// written once.
+#pragma once
+
+#include "sim/op_graph.h"
+
+namespace cs::hw {
+
+struct GemmTrafficParams {
+  int swizzle_n_blocks = 0;  // n-tiles per raster band; 0: no traffic model (compulsory bytes)
+  double l2_bytes = 0;       // L2 one kernel's operands can reuse
+  bool present() const { return swizzle_n_blocks > 0 && l2_bytes > 0; }
+};
+
+// HBM bytes read and written by `g` on `sms` SMs (>= 1); the compulsory bytes when `p` is absent.
+// Never below the compulsory bytes. Costs O(tiles) time; callers cache it.
+double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams& p);
+
+}  // namespace cs::hw
