@@ -229,27 +229,28 @@ void FlowNetwork::reallocate() {
     }
   const std::vector<double>* solved = &solver_.solve(problem_);
   if (saturating) {
-    // What each flow asks with the queues unbounded; each queue's offered load and what it carries.
+    // What each flow asks with the queues unbounded; per queue, the load offered to it, then the
+    // share X / D of it that it carries.
     asked_.assign(solved->begin(), solved->end());
-    std::vector<double>& offered = scale_;
-    offered.assign(comp_links_.size(), 0.0);
+    std::vector<double>& share = scale_;
+    share.assign(comp_links_.size(), 0.0);
     for (size_t f = 0; f < comp_flows_.size(); ++f)
-      for (uint32_t local : problem_.path(f)) offered[local] += asked_[f];
+      for (uint32_t local : problem_.path(f)) share[local] += asked_[f];
     for (size_t i = 0; i < comp_links_.size(); ++i) {
       const Link& link = links_[comp_links_[i]];
       problem_.link_capacity[i] = link.capacity;
-      const double d = offered[i];
-      if (link.saturation <= 0 || d <= 0 || !std::isfinite(d)) {
-        offered[i] = 1;  // no scaling (an uncapped flow on a queue: the capacity bounds it)
+      const double offered = share[i];
+      if (link.saturation <= 0 || offered <= 0 || !std::isfinite(offered)) {
+        share[i] = 1;  // no scaling (an uncapped flow on a queue: its capacity bounds it)
         continue;
       }
+      // X / D = (1 + (D / C)^p)^(-1/p); 0 where (D / C)^p overflows or C is 0.
       const double p = link.saturation;
-      // X / D = (1 + (D / C)^p)^(-1/p), written so that it neither overflows nor divides by 0.
-      offered[i] = link.capacity > 0 ? std::pow(1 + std::pow(d / link.capacity, p), -1 / p) : 0.0;
+      share[i] = link.capacity > 0 ? std::pow(1 + std::pow(offered / link.capacity, p), -1 / p) : 0.0;
     }
     for (size_t f = 0; f < comp_flows_.size(); ++f) {
       double s = 1;
-      for (uint32_t local : problem_.path(f)) s = std::min(s, offered[local]);
+      for (uint32_t local : problem_.path(f)) s = std::min(s, share[local]);
       if (s < 1 && std::isfinite(asked_[f])) problem_.flow_cap[f] = std::min(problem_.flow_cap[f], asked_[f] * s);
     }
     solved = &solver_.solve(problem_);

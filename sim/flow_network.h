@@ -130,7 +130,7 @@ class FlowNetwork {
   std::vector<uint32_t> comp_links_, comp_flows_;
   MaxMinProblem problem_;
   std::vector<double> load_;  // per local link of the component being reallocated
-  std::vector<double> asked_, scale_;  // saturating links: per flow, per local link
+  std::vector<double> asked_, scale_;  // with saturating links: per flow what it asks, per local link its share
   MaxMinMemo solver_;  // reallocations repeat the same few problems
   uint64_t reallocations_ = 0;
 };

@@ -10,24 +10,11 @@ between runs). The profiler's times are not copied: they are not the kernel's ti
 usage: ncu_dram_bytes.py BENCH.json NCU.csv[.gz] -o OUT.json
 """
 import argparse
-import csv
-import gzip
 import json
 import statistics
 import sys
 
-
-def kernels(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        rows = [line for line in f if line.startswith('"')]
-    out = {}
-    for row in csv.reader(rows):
-        if row[0] == "ID":
-            continue
-        k = out.setdefault(int(row[0]), {"name": row[4], "grid": row[8]})
-        k[row[12]] = float(row[14].replace(",", ""))
-    return [out[i] for i in sorted(out)]
+from ncu_csv import ncu_results
 
 
 def main():
@@ -37,7 +24,7 @@ def main():
     ap.add_argument("-o", required=True)
     a = ap.parse_args()
     bench = json.load(open(a.bench))
-    ks = kernels(a.csv)
+    ks = ncu_results(a.csv)
     runs, warmup = bench["bench"]["runs"], bench["bench"]["warmup"]
     per_group = 1 + warmup + runs  # the check, the warm-up, the timed runs
     cases, i = [], 0
@@ -47,13 +34,13 @@ def main():
         i += n
         if len(seg) != n:
             sys.exit(f"{a.csv}: {len(ks)} kernels, fewer than the cases launched")
-        names = {k["name"] for k in seg}
+        names = {k["Kernel Name"] for k in seg}
         if len(names) != 1:
             sys.exit(f"{a.csv}: case {c['m']}x{c['n']}x{c['k']} matched kernels of several names: {sorted(names)}")
         timed = [seg[g * per_group + 1 + warmup + r] for g in range(c["groups"]) for r in range(runs)]
         cases.append({
             "name": c["name"], "m": c["m"], "n": c["n"], "k": c["k"], "groups": c["groups"],
-            "sms": c["sm_obtained"], "kernel": seg[0]["name"], "grid": seg[0]["grid"],
+            "sms": c["sm_obtained"], "kernel": seg[0]["Kernel Name"], "grid": seg[0]["Grid Size"],
             "split_k": c["algo"].get("split_k", 1),
             "dram_read_bytes": statistics.median(k["dram__bytes_read.sum"] for k in timed),
             "dram_write_bytes": statistics.median(k["dram__bytes_write.sum"] for k in timed),

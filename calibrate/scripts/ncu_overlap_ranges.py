@@ -10,20 +10,10 @@ bytes less its copies' (at their alone bytes per copy), over its GEMMs.
 usage: ncu_overlap_ranges.py BENCH.json NCU.csv -o OUT.json
 """
 import argparse
-import csv
 import json
 import sys
 
-
-def ranges(path):
-    out = {}
-    with open(path) as f:
-        rows = [line for line in f if line.startswith('"')]
-    for row in csv.reader(rows):
-        if row[0] == "ID":
-            continue
-        out.setdefault(int(row[0]), {})[row[10]] = float(row[12].replace(",", ""))
-    return [out[i] for i in sorted(out)]
+from ncu_csv import ncu_results
 
 
 def main():
@@ -33,7 +23,7 @@ def main():
     ap.add_argument("-o", required=True)
     a = ap.parse_args()
     bench = json.load(open(a.bench))
-    rs = ranges(a.csv)
+    rs = ncu_results(a.csv)
     cases = [c for c in bench["cases"] if c["k"] > 0]
     if len(rs) != 3 * len(cases):
         sys.exit(f"{a.csv}: {len(rs)} ranges, {3 * len(cases)} expected (three per case with k > 0)")
