@@ -207,6 +207,9 @@ void read_gemm_traffic(const json& d, int source, const std::string& file, Measu
     t.sms = static_cast<int>(num(c, "sms", file, where));
     t.read_bytes = num(c, "dram_read_bytes", file, where);
     t.write_bytes = num(c, "dram_write_bytes", file, where);
+    if (!(t.read_bytes > 0) || t.write_bytes < 0 || t.sms <= 0 || t.shape.m <= 0 || t.shape.n <= 0 || t.shape.k <= 0 ||
+        t.shape.groups <= 0)
+      throw hw::UserError(file, 0, 0, where + ": a GEMM needs positive m, n, k, groups, SMs and bytes read");
     t.index = static_cast<int>(i);
     t.source = source;
     set.gemm_traffic.push_back(t);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <mutex>
+#include <tuple>
 
 namespace cs::hw {
 
@@ -44,15 +47,23 @@ sim::ComputeCost CalibratedCost::gemm_cost(int, const sim::GemmShape& g) const {
 double CalibratedCost::gemm_hbm_bytes(int, const sim::GemmShape& g, double l2_share) const {
   constexpr int kSteps = 32;
   const int steps = std::clamp(static_cast<int>(std::ceil(l2_share * kSteps)), 1, kSteps);
-  const std::lock_guard<std::mutex> lock(traffic_mutex_);
-  const auto key = std::make_tuple(g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), steps);
-  const auto it = traffic_cache_.find(key);
-  if (it != traffic_cache_.end()) return it->second;
   // The raster's waves span every SM of the GPU: a kernel on a partition gets its SMs only once
   // it runs, and the reuse between waves barely depends on their width.
   GemmTrafficParams t = traffic_;
   t.l2_bytes *= static_cast<double>(steps) / kSteps;
-  return traffic_cache_[key] = gemm_dram_bytes(g, gpu_.sms, t);
+  // One cache for the process: a step asks for the same few shapes many times, and every point
+  // of a sweep asks for the same ones again. The bytes are a function of the key alone.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int, double>;
+  static std::mutex mutex;
+  static std::map<Key, double> cache;
+  const Key key{g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), gpu_.sms, t.swizzle_n_blocks, t.l2_bytes};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const double bytes = gemm_dram_bytes(g, gpu_.sms, t);
+  const std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(key, bytes).first->second;
 }
 
 sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const {

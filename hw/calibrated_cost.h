@@ -5,10 +5,7 @@
 // and describe() says so.
 #pragma once
 
-#include <map>
-#include <mutex>
 #include <string>
-#include <tuple>
 
 #include "hw/gemm_traffic.h"
 #include "hw/gpu_profile.h"
@@ -49,9 +46,6 @@ class CalibratedCost : public sim::CostModel {
   RooflineCost roofline_;  // generic kernels
   double gemm_slowdown_ = 1, comm_slowdown_ = 1;
   GemmTrafficParams traffic_;  // from the profile's memory section; absent: compulsory bytes
-  // gemm_dram_bytes by (m, n, k, groups, dtype, L2 32ths): a step asks for the same few many times.
-  mutable std::mutex traffic_mutex_;
-  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int, int, int>, double> traffic_cache_;
 };
 
 }  // namespace cs::hw

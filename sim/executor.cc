@@ -31,8 +31,13 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   for (uint32_t o = 0; o < n; ++o)
     for (uint32_t d : ops[o].deps) dependents_[fill[d]++] = o;
   // HBM is shared the way the cost model measured it saturating.
-  if (const double p = cost_.hbm_saturation_exponent(); p > 0)
-    for (int g = 0; g < routing_.gpu_count(); ++g) net_.set_saturation(routing_.hbm(g), p);
+  if (const double p = cost_.hbm_saturation_exponent(); p > 0) {
+    hbm_capacity_pow_.resize(routing_.gpu_count());
+    for (int g = 0; g < routing_.gpu_count(); ++g) {
+      net_.set_saturation(routing_.hbm(g), p);
+      hbm_capacity_pow_[g] = std::pow(net_.capacity(routing_.hbm(g)).bytes_per_s(), -p);
+    }
+  }
 }
 
 ExecResult Executor::run() {
@@ -136,8 +141,7 @@ double Executor::offered_alone(int gpu, double rate) const {
   // A kernel's time comes from measuring it alone, so its HBM traffic then already waited in the
   // queue: it offers the rate D that a saturating HBM turns into `rate` (D^-p = rate^-p - C^-p),
   // and runs exactly as measured when alone. At or above the capacity it offers everything.
-  const double c = net_.capacity(routing_.hbm(gpu)).bytes_per_s();
-  const double left = std::pow(rate, -p) - std::pow(c, -p);
+  const double left = std::pow(rate, -p) - hbm_capacity_pow_[gpu];
   return left > 0 ? std::pow(left, -1 / p) : FlowNetwork::kUncapped.bytes_per_s();
 }
 

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -14,10 +15,12 @@
 
 #include "calibrate/memory_fit.h"
 #include "calibrate/measurements.h"
+#include "calibrate/profile_build.h"
 #include "hw/calibrated_cost.h"
 #include "hw/gemm_model.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
+#include "hw/user_error.h"
 #include "test_support.h"
 
 using namespace cs;
@@ -121,4 +124,27 @@ TEST_CASE("H200: beside the copy the GEMMs read more, as their share of L2 shrin
     if (k == 4) CHECK(predicted / measured > 0.9);
     else CHECK(predicted - 1 > 0.45 * (measured - 1));
   }
+}
+
+TEST_CASE("DRAM-byte files: impossible cases are refused, and a GPU outside the catalog cannot lend its L2",
+          "[calibrate][memory]") {
+  const std::string path = std::string(P_tmpdir) + "/cs_test_dram_bytes.json";
+  const auto write = [&](const std::string& gpu, double read) {
+    nlohmann::json d = {{"schema_version", 1},
+                        {"provenance", {{"program", "ncu_dram_bytes"}, {"gpus", {{{"name", gpu}}}}}},
+                        {"cases", {{{"name", "t"}, {"m", 4096}, {"n", 4096}, {"k", 7168}, {"groups", 1}, {"sms", 112},
+                                    {"dram_read_bytes", read}, {"dram_write_bytes", 0}}}}};
+    test::write_file(path, d.dump());
+  };
+  calibrate::MeasurementSet set;
+  write("NVIDIA H100 80GB HBM3", 0);
+  CHECK_THROWS_AS(calibrate::read_measurements(path, set), hw::UserError);
+  // Read, but the H200 profile takes DRAM bytes only from a GPU of its SMs and L2 in the catalog.
+  calibrate::MeasurementSet h200;
+  for (const char* f : {"fp8_gemm.json", "all_to_all.json"})
+    calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/" + f, h200);
+  write("NVIDIA A100-SXM4-80GB", 1e8);
+  calibrate::read_measurements(path, h200);
+  CHECK_THROWS_AS(calibrate::build_profile(h200, *hw::find_gpu("h200"), 4), hw::UserError);
+  std::remove(path.c_str());
 }
