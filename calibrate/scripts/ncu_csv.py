@@ -20,3 +20,25 @@ def ncu_results(path):
         r = out.setdefault(int(row[col["ID"]]), {k: row[i] for k, i in col.items() if not k.startswith("Metric")})
         r[row[col["Metric Name"]]] = float(row[col["Metric Value"]].replace(",", ""))
     return [out[i] for i in sorted(out)]
+
+
+def bench_and_results():
+    """The command line both scripts take (BENCH.json NCU.csv -o OUT.json): the parsed arguments,
+    the bench's JSON and the profiler's results."""
+    import argparse
+    import json
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench")
+    ap.add_argument("csv")
+    ap.add_argument("-o", required=True)
+    a = ap.parse_args()
+    return a, json.load(open(a.bench)), ncu_results(a.csv)
+
+
+def derived_provenance(bench, args, program, script):
+    """The bench's provenance, renamed to `program` and naming the files and script it came from."""
+    prov = dict(bench["provenance"])
+    prov["program"] = program
+    prov["derived_from"] = [args.bench, args.csv]
+    prov["derived_by"] = script
+    return prov

@@ -9,22 +9,15 @@ between runs). The profiler's times are not copied: they are not the kernel's ti
 
 usage: ncu_dram_bytes.py BENCH.json NCU.csv[.gz] -o OUT.json
 """
-import argparse
 import json
 import statistics
 import sys
 
-from ncu_csv import ncu_results
+from ncu_csv import bench_and_results, derived_provenance
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("bench")
-    ap.add_argument("csv")
-    ap.add_argument("-o", required=True)
-    a = ap.parse_args()
-    bench = json.load(open(a.bench))
-    ks = ncu_results(a.csv)
+    a, bench, ks = bench_and_results()
     runs, warmup = bench["bench"]["runs"], bench["bench"]["warmup"]
     per_group = 1 + warmup + runs  # the check, the warm-up, the timed runs
     cases, i = [], 0
@@ -48,10 +41,7 @@ def main():
         })
     if i != len(ks):
         sys.exit(f"{a.csv}: {len(ks)} kernels, {i} expected from the cases")
-    prov = dict(bench["provenance"])
-    prov["program"] = "ncu_dram_bytes"
-    prov["derived_from"] = [a.bench, a.csv]
-    prov["derived_by"] = "calibrate/scripts/ncu_dram_bytes.py"
+    prov = derived_provenance(bench, a, "ncu_dram_bytes", "calibrate/scripts/ncu_dram_bytes.py")
     json.dump({"schema_version": 1, "provenance": prov,
                "bench": {"per_group": "median over the timed kernels of one group's kernel",
                          "l2_flushed_between_runs": bench["bench"]["flush_bytes"]},

@@ -9,21 +9,14 @@ bytes less its copies' (at their alone bytes per copy), over its GEMMs.
 
 usage: ncu_overlap_ranges.py BENCH.json NCU.csv -o OUT.json
 """
-import argparse
 import json
 import sys
 
-from ncu_csv import ncu_results
+from ncu_csv import bench_and_results, derived_provenance
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("bench")
-    ap.add_argument("csv")
-    ap.add_argument("-o", required=True)
-    a = ap.parse_args()
-    bench = json.load(open(a.bench))
-    rs = ncu_results(a.csv)
+    a, bench, rs = bench_and_results()
     cases = [c for c in bench["cases"] if c["k"] > 0]
     if len(rs) != 3 * len(cases):
         sys.exit(f"{a.csv}: {len(rs)} ranges, {3 * len(cases)} expected (three per case with k > 0)")
@@ -43,10 +36,7 @@ def main():
             "copy_alone_dram_bytes": copy,
             "gemm_together_dram_bytes": (total(t) - m * copy) / n,
         })
-    prov = dict(bench["provenance"])
-    prov["program"] = "ncu_overlap_ranges"
-    prov["derived_from"] = [a.bench, a.csv]
-    prov["derived_by"] = "calibrate/scripts/ncu_overlap_ranges.py"
+    prov = derived_provenance(bench, a, "ncu_overlap_ranges", "calibrate/scripts/ncu_overlap_ranges.py")
     json.dump({"schema_version": 1, "provenance": prov,
                "bench": {"note": "times are the bench's own under the profiler (clocks locked to base by ncu); "
                                  "bytes per op, read plus written"},
