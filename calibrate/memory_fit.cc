@@ -30,6 +30,8 @@ HbmSaturationFit fit_hbm_saturation(const std::vector<OverlapCase>& overlaps, do
   HbmSaturationFit f;
   f.cases = static_cast<int>(copies.size());
   if (copies.empty() || hbm_GBps <= 0 || copy_GBps_per_sm <= 0) return f;
+  f.min_ctas = f.max_ctas = copies.front()->ctas;
+  for (const OverlapCase* c : copies) f.min_ctas = std::min(f.min_ctas, c->ctas), f.max_ctas = std::max(f.max_ctas, c->ctas);
   const auto sse = [&](double p) {
     double s = 0;
     for (const OverlapCase* c : copies) {
@@ -56,6 +58,14 @@ HbmSaturationFit fit_hbm_saturation(const std::vector<OverlapCase>& overlaps, do
   f.median_error = median(errs);
   f.worst_error = *std::max_element(errs.begin(), errs.end());
   return f;
+}
+
+const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu) {
+  if (measured_on(p, gpu.name)) return &gpu;
+  const hw::GpuSpec* other = nullptr;  // the longest catalog name it matches ("h100" before "h10")
+  for (const hw::GpuSpec& g : hw::gpu_catalog())
+    if (measured_on(p, g.name) && (!other || g.name.size() > other->name.size())) other = &g;
+  return other && other->sms == gpu.sms && other->l2_mb == gpu.l2_mb ? other : nullptr;
 }
 
 double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share) {

@@ -11,13 +11,14 @@
 
 namespace cs::calibrate {
 
-// The saturation exponent p of HBM, from the overlap bench's local copies alone on k = 4 to 48
-// SMs: each offers 2 x k x `copy_GBps_per_sm` (reads and writes, the copy kernel's rate per SM at
+// The saturation exponent p of HBM, from the overlap bench's local copies alone on k SMs (4 to
+// 48 in our data): each offers 2 x k x `copy_GBps_per_sm` (reads and writes, the copy kernel's rate per SM at
 // the bench's clock) to a queue of capacity `hbm_GBps`, which carries (D^-p + C^-p)^(-1/p). p
 // minimises the squared log error of the copies' times (golden section over [0.5, 64]).
 struct HbmSaturationFit {
   double exponent = 0;
   int cases = 0;
+  int min_ctas = 0, max_ctas = 0;  // the copies' SMs
   double median_error = 0, worst_error = 0;  // |predicted / measured - 1| of the copies' times
 };
 // cases == 0 when there is no local-copy overlap case.
@@ -40,6 +41,10 @@ struct GemmTrafficFit {
 };
 // cases == 0 when there are no cases.
 GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const hw::GpuSpec& gpu);
+// The GPU DRAM bytes measured on `p` may stand for on `gpu`: `gpu` itself, or the catalog GPU
+// that measured them when it has `gpu`'s SM count and L2 (the raster and L2 reuse are the chip's).
+// nullptr when neither.
+const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu);
 // Bytes one group of `c` reads, as the traffic model predicts them.
 double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share);
 

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "calibrate/load_fit.h"
 #include "calibrate/memory_fit.h"
 #include "hw/user_error.h"
@@ -58,23 +60,16 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   for (const AllToAllCase& c : set.all_to_alls)
     if (comm_fits_case(c)) a2a.push_back(c);
   if (a2a.empty()) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all cases of our kernel among the inputs (cs_all_to_all's JSON)");
-  const hw::GpuSpec* traffic_gpu = nullptr;  // where the GEMM traffic was measured
+  const hw::GpuSpec* traffic_on = nullptr;  // where the GEMM traffic was measured
   for (const Provenance& p : set.sources) {
-    if (measured_on(p, gpu.name)) {
-      if (p.program == "ncu_dram_bytes") traffic_gpu = &gpu;
+    if (p.program == "ncu_dram_bytes") {
+      traffic_on = traffic_gpu(p, gpu);
+      if (!traffic_on)
+        throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', neither " + gpu.model +
+                                              " nor a catalog GPU of its SM count and L2");
       continue;
     }
-    // L2 reuse is the chip's: DRAM bytes measured on a GPU of the same SMs and L2 serve.
-    const hw::GpuSpec* other = nullptr;
-    for (const hw::GpuSpec& g : hw::gpu_catalog())
-      if (measured_on(p, g.name) && (!other || g.name.size() > other->name.size())) other = &g;
-    if (p.program == "ncu_dram_bytes" && other && other->sms == gpu.sms && other->l2_mb == gpu.l2_mb) {
-      traffic_gpu = other;
-      continue;
-    }
-    throw hw::UserError(p.file, 0, 0,
-                        "measured on '" + p.gpu + "', not on " + gpu.model +
-                            (p.program == "ncu_dram_bytes" ? " nor on a GPU of its SM count and L2" : ""));
+    if (!measured_on(p, gpu.name)) throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', not on " + gpu.model);
   }
 
   ProfileBuild b;
@@ -186,26 +181,31 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     const double copy = p.comm.sm_copy_GBps * (p.clocks.present() ? p.clocks.sustained_MHz / p.clocks.comm_fit_MHz : 1.0);
     if (const HbmSaturationFit h = fit_hbm_saturation(set.overlaps, p.memory.hbm_GBps, copy); h.cases > 0) {
       p.memory.saturation_exponent = h.exponent;
-      char buf[240];
-      std::snprintf(buf, sizeof buf,
-                    "fit of the times of %d local copies alone on 4 to 48 SMs (offering 2 x %.1f GB/s per SM to a "
-                    "queue of hbm_GBps), median error %.1f%%, worst %.1f%%: ",
-                    h.cases, copy, 100 * h.median_error, 100 * h.worst_error);
-      p.memory_params["saturation_exponent"] = {h.exponent, "measured", buf + sources_of(set, "cs_overlap")};
+      p.memory_params["saturation_exponent"] = {
+          h.exponent, "measured",
+          fmt::format("fit of the times of {} local copies alone on {} to {} SMs (offering 2 x {:.1f} GB/s per SM to a "
+                      "queue of hbm_GBps), median error {:.1f}%, worst {:.1f}%: ",
+                      h.cases, h.min_ctas, h.max_ctas, copy, 100 * h.median_error, 100 * h.worst_error) +
+              sources_of(set, "cs_overlap")};
     }
   }
-  if (p.memory.present() && traffic_gpu) {
-    if (const GemmTrafficFit t = fit_gemm_traffic(set.gemm_traffic, *traffic_gpu); t.cases > 0) {
+  if (p.memory.present() && traffic_on) {
+    if (const GemmTrafficFit t = fit_gemm_traffic(set.gemm_traffic, *traffic_on); t.cases > 0) {
       p.memory.gemm_swizzle_n_blocks = t.swizzle_n_blocks;
       p.memory.l2_reuse_share = t.l2_reuse_share;
-      char buf[400];
-      std::snprintf(buf, sizeof buf,
-                    "search over raster bands of 1 to 64 n-tiles and L2 shares of 1/4 to 1 for the DRAM bytes read by "
-                    "%d FP8 GEMMs under Nsight Compute on %s (same SMs and L2): median error %.1f%% over the %d of "
-                    "more than one row of tiles (%.1f%% over all), worst %.1f%% (%s): ",
-                    t.cases, traffic_gpu->model.c_str(), 100 * t.reuse_median_error, t.reuse_cases, 100 * t.median_error,
-                    100 * t.worst_error, t.worst_case.c_str());
-      const std::string src = buf + sources_of(set, "ncu_dram_bytes");
+      const std::string where =
+          traffic_on == &gpu ? traffic_on->model
+                             : traffic_on->model + " (the catalog gives it " + gpu.name + "'s SM count and L2, " +
+                                   fmt_double(gpu.l2_mb) + " MB)";
+      const std::string reuse = t.reuse_cases > 0 ? fmt::format("median error {:.1f}% over the {} of more than one "
+                                                                "row of tiles ({:.1f}% over all)",
+                                                                100 * t.reuse_median_error, t.reuse_cases, 100 * t.median_error)
+                                                  : fmt::format("median error {:.1f}%", 100 * t.median_error);
+      const std::string src = fmt::format("least squares over raster bands of 1 to 64 n-tiles and L2 shares of 1/4 to 1 "
+                                          "for the DRAM bytes read by {} FP8 GEMMs under Nsight Compute on {}: {}, "
+                                          "worst {:.1f}% ({}): ",
+                                          t.cases, where, reuse, 100 * t.worst_error, t.worst_case) +
+                              sources_of(set, "ncu_dram_bytes");
       p.memory_params["gemm_swizzle_n_blocks"] = {static_cast<double>(t.swizzle_n_blocks), "measured", src};
       p.memory_params["l2_reuse_share"] = {t.l2_reuse_share, "measured", src};
     }
@@ -259,7 +259,9 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
   for (auto& [name, param] : p.memory_params) {
     if (name == "hbm_GBps") continue;
     param.origin = "carried";
-    param.source = same + " and its HBM controllers; there: " + param.source;
+    param.source = (name == "saturation_exponent" ? same + " and the same HBM controllers; there: "
+                                                  : same + "; there: ") +
+                   param.source;
   }
   if (p.memory.present()) {
     auto& m = p.memory_params["hbm_GBps"];

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "calibrate/measurements.h"
+#include "calibrate/memory_fit.h"
 #include "calibrate/validate.h"
 #include "hw/gpu_catalog.h"
 #include "hw/user_error.h"
@@ -55,9 +56,10 @@ nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::stri
   for (const hw::GpuSpec& g : hw::gpu_catalog())
     if (calibrate::measured_on(set.sources.front(), g.name)) gpu = &g;
   if (!gpu) return nullptr;
-  // DRAM bytes may come from another GPU of the same chip (calibrate fit takes them so).
+  // DRAM bytes may come from another GPU of the same SMs and L2, as calibrate fit takes them.
   for (const calibrate::Provenance& src : set.sources)
-    if (!calibrate::measured_on(src, gpu->name) && src.program != "ncu_dram_bytes") return nullptr;
+    if (src.program == "ncu_dram_bytes" ? !calibrate::traffic_gpu(src, *gpu) : !calibrate::measured_on(src, gpu->name))
+      return nullptr;
   const hw::GpuProfile* checked = &profile;
   std::string note = "Every case of the measurements the profile names, simulated under the profile; every " +
                      std::to_string(kHoldoutEvery) + "th shape and grid cell was held out of the fit.";

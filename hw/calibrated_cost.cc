@@ -46,7 +46,10 @@ sim::ComputeCost CalibratedCost::gemm_cost(int, const sim::GemmShape& g) const {
 
 double CalibratedCost::gemm_hbm_bytes(int, const sim::GemmShape& g, double l2_share) const {
   constexpr int kSteps = 32;
-  const int steps = std::clamp(static_cast<int>(std::ceil(l2_share * kSteps)), 1, kSteps);
+  // Shares are rounded up to 32ths (at most 1/32 of the L2 more than the share) so that a step's
+  // GEMMs hit the cache; a share that is not a number counts as the whole L2.
+  const double share = std::isnan(l2_share) ? 1.0 : std::clamp(l2_share, 0.0, 1.0);
+  const int steps = std::max(1, static_cast<int>(std::ceil(share * kSteps)));
   // The raster's waves span every SM of the GPU: a kernel on a partition gets its SMs only once
   // it runs, and the reuse between waves barely depends on their width.
   GemmTrafficParams t = traffic_;

@@ -25,7 +25,6 @@ class CalibratedCost : public sim::CostModel {
   bool calibrated() const override { return true; }
   sim::ComputeCost gemm_cost(int gpu, const sim::GemmShape& g) const override;
   sim::Time gemm_time(int gpu, const sim::GemmShape& g, int sms) const override;
-  // Shares are rounded up to 1/32 so that a step's GEMMs hit the cache.
   double gemm_hbm_bytes(int gpu, const sim::GemmShape& g, double l2_share) const override;
   sim::ComputeCost compute_cost(int gpu, const sim::GenericCompute& c) const override;
   sim::Time compute_time(int gpu, const sim::GenericCompute& c, int sms) const override;

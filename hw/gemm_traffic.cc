@@ -13,6 +13,9 @@ namespace cs::hw {
 
 namespace {
 
+// Past a million tiles per group (a 128K x 128K output) the walk is not run: compulsory bytes.
+constexpr int64_t kMaxTiles = int64_t{1} << 20;
+
 // An LRU cache of whole items by bytes; access() says whether the item was cached.
 class LruBytes {
  public:
@@ -54,27 +57,30 @@ double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams
   const auto b_panel = [&](int64_t j) { return static_cast<double>(std::min(kGemmTileN, g.n - j * kGemmTileN)) * g.k * in; };
   const double c_tile = static_cast<double>(kGemmTileM) * kGemmTileN * out;
   const int64_t wave = std::max(1, sms);
+  // One group: the groups run one after another and share no panel, so each reads what the
+  // first does (the waves that straddle two groups are counted as two).
+  const int64_t tiles = tm * tn, band_tiles = tm * p.swizzle_n_blocks;
+  if (tiles > kMaxTiles) return compulsory;
   LruBytes l2(p.l2_bytes);
-  // Keys: (kind, group, index) packed; output tiles are never reused, so each gets a fresh key.
-  const auto key = [](uint64_t kind, uint64_t group, uint64_t index) { return kind << 62 | group << 40 | index; };
-  const int64_t per_group = tm * tn, band_tiles = tm * p.swizzle_n_blocks, total = g.groups * per_group;
+  // Keys: kind in the top 2 bits, then the panel's or output tile's index.
+  const auto key = [](uint64_t kind, uint64_t index) { return kind << 62 | index; };
   uint64_t next_c = 0;
   double read = 0;
-  for (int64_t first = 0; first < total; first += wave) {
-    const int64_t last = std::min(total, first + wave);
+  for (int64_t first = 0; first < tiles; first += wave) {
+    const int64_t last = std::min(tiles, first + wave);
     for (int64_t t = first; t < last; ++t) {
-      // Raster position t -> (group, m-tile i, n-tile j); every band but a group's last is full.
-      const int64_t group = t / per_group, r = t % per_group, band = r / band_tiles;
-      const int64_t band_start = band * p.swizzle_n_blocks;
+      // Raster position t -> (m-tile i, n-tile j); every band but the last is full.
+      const int64_t band = t / band_tiles, band_start = band * p.swizzle_n_blocks;
       const int64_t width = std::min<int64_t>(p.swizzle_n_blocks, tn - band_start);
-      const int64_t in_band = r - band * band_tiles;
+      const int64_t in_band = t - band * band_tiles;
       const int64_t i = in_band / width, j = band_start + in_band % width;
-      if (const double b = a_panel(i); !l2.access(key(1, group, i), b)) read += b;
-      if (const double b = b_panel(j); !l2.access(key(2, group, j), b)) read += b;
+      if (const double b = a_panel(i); !l2.access(key(1, i), b)) read += b;
+      if (const double b = b_panel(j); !l2.access(key(2, j), b)) read += b;
     }
-    for (int64_t t = first; t < last; ++t) l2.access(key(3, 0, next_c++), c_tile);
+    for (int64_t t = first; t < last; ++t) l2.access(key(3, next_c++), c_tile);
     l2.evict_to_capacity();
   }
+  read *= g.groups;
   const double written = g.groups * static_cast<double>(g.m) * g.n * out;
   return std::max(compulsory, read + written);
 }

@@ -9,7 +9,8 @@
 // panel (k x 128) through L2; the tiles of one wave stream together, so a panel the wave shares
 // is read once. L2 is an LRU cache of `l2_bytes` over whole panels and the wave's output tiles
 // (written back through it): a panel still cached when a later wave needs it costs nothing. C is
-// written once.
+// written once. Groups run one after another and share no panel: each reads what one does.
+// Split-K (small-m shapes) and partial edge output tiles are not modelled.
 #pragma once
 
 #include "sim/op_graph.h"
@@ -23,7 +24,8 @@ struct GemmTrafficParams {
 };
 
 // HBM bytes read and written by `g` on `sms` SMs (>= 1); the compulsory bytes when `p` is absent.
-// Never below the compulsory bytes. Costs O(tiles) time; callers cache it.
+// Never below the compulsory bytes. Costs O(tiles of one group) time, and is not run past 2^20
+// tiles per group (compulsory bytes then); callers cache it.
 double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams& p);
 
 }  // namespace cs::hw

@@ -109,9 +109,19 @@ GpuProfile parse_profile(const YamlNode& root) {
     double v[MemoryModel::kParams] = {};
     p.memory_params = parse_params<MemoryModel::kParams>(*k, &MemoryModel::param_name, v, 1);
     p.memory = MemoryModel{v[0], v[1], v[2], v[3]};
-    if (v[0] <= 0) k->fail("'memory.hbm_GBps' must be positive");
-    if (v[2] > 1) k->fail("'memory.l2_reuse_share' is a share of the L2: at most 1");
-    if (v[3] != static_cast<int>(v[3])) k->fail("'memory.gemm_swizzle_n_blocks' must be a whole number");
+    const YamlMap mm(*k, {"hbm_GBps", "saturation_exponent", "l2_reuse_share", "gemm_swizzle_n_blocks"});
+    const auto value = [&](const char* key) { return YamlMap(mm.required(key), {"value", "origin", "source"}).required("value"); };
+    if (v[0] <= 0) value("hbm_GBps").fail("'memory.hbm_GBps' must be positive");
+    // The fit searches 0.5 to 64; beyond that the queue is a hard ceiling in all but name.
+    if (mm.has("saturation_exponent") && (v[1] < 0.5 || v[1] > 64))
+      value("saturation_exponent").fail("'memory.saturation_exponent' must be between 0.5 and 64");
+    if (mm.has("l2_reuse_share") != mm.has("gemm_swizzle_n_blocks"))
+      (mm.has("l2_reuse_share") ? value("l2_reuse_share") : value("gemm_swizzle_n_blocks"))
+          .fail("'memory.l2_reuse_share' and 'memory.gemm_swizzle_n_blocks' go together: give both or neither");
+    if (mm.has("l2_reuse_share") && v[2] > 1)
+      value("l2_reuse_share").fail("'memory.l2_reuse_share' is a share of the L2: at most 1");
+    if (mm.has("gemm_swizzle_n_blocks") && (v[3] != static_cast<int>(v[3]) || v[3] > 4096))
+      value("gemm_swizzle_n_blocks").fail("'memory.gemm_swizzle_n_blocks' must be a whole number of n-tiles, at most 4096");
   }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
   p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});

@@ -31,13 +31,8 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   for (uint32_t o = 0; o < n; ++o)
     for (uint32_t d : ops[o].deps) dependents_[fill[d]++] = o;
   // HBM is shared the way the cost model measured it saturating.
-  if (const double p = cost_.hbm_saturation_exponent(); p > 0) {
-    hbm_capacity_pow_.resize(routing_.gpu_count());
-    for (int g = 0; g < routing_.gpu_count(); ++g) {
-      net_.set_saturation(routing_.hbm(g), p);
-      hbm_capacity_pow_[g] = std::pow(net_.capacity(routing_.hbm(g)).bytes_per_s(), -p);
-    }
-  }
+  if (const double p = cost_.hbm_saturation_exponent(); p > 0)
+    for (int g = 0; g < routing_.gpu_count(); ++g) net_.set_saturation(routing_.hbm(g), p);
 }
 
 ExecResult Executor::run() {
@@ -84,7 +79,9 @@ void Executor::launch_compute(uint32_t op) {
     // L2 is an LRU cache shared by every kernel's traffic: each holds a share in proportion to
     // the lines it brings in. The others' is the HBM traffic the GPU carries as the GEMM starts
     // (a local copy's twice: it reads and writes through L2); the GEMM's is its traffic alone
-    // over its time on every SM it can use. Its bytes are set from that share at launch.
+    // over its time on every SM it can use. Its bytes are set from that share at launch, from the
+    // load as the last reallocation left it (traffic starting at the same instant is not yet in
+    // it; the order of same-instant events is fixed, so the answer is too).
     const GemmShape& g = graph_.gemms()[o.payload];
     const double others = net_.load(routing_.hbm(s.gpu)).bytes_per_s();
     if (others > 0) {
@@ -141,8 +138,10 @@ double Executor::offered_alone(int gpu, double rate) const {
   // A kernel's time comes from measuring it alone, so its HBM traffic then already waited in the
   // queue: it offers the rate D that a saturating HBM turns into `rate` (D^-p = rate^-p - C^-p),
   // and runs exactly as measured when alone. At or above the capacity it offers everything.
-  const double left = std::pow(rate, -p) - hbm_capacity_pow_[gpu];
-  return left > 0 ? std::pow(left, -1 / p) : FlowNetwork::kUncapped.bytes_per_s();
+  // In units of C, so that no power of bytes/s under- or overflows.
+  const double c = net_.capacity(routing_.hbm(gpu)).bytes_per_s();
+  const double left = std::pow(rate / c, -p) - 1;
+  return left > 0 ? c * std::pow(left, -1 / p) : FlowNetwork::kUncapped.bytes_per_s();
 }
 
 void Executor::launch_comm(uint32_t op) {

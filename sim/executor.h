@@ -99,7 +99,6 @@ class Executor {
   std::vector<uint32_t> next_in_stream_;
   std::vector<OpTiming> timing_;
   std::vector<uint32_t> ready_;
-  std::vector<double> hbm_capacity_pow_;  // per GPU, C^-p of its saturating HBM (offered_alone)
   bool draining_ = false;
   std::vector<LinkId> path_;
 };

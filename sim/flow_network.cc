@@ -43,6 +43,16 @@ void FlowNetwork::set_capacity(LinkId id, Bandwidth capacity) {
   mark_dirty_link(id.v);
 }
 
+double queue_share(double offered, double capacity, double exponent) {
+  if (!(offered > 0) || !std::isfinite(offered)) return 1;  // nothing asked, or nothing to scale
+  if (!(capacity > 0)) return 0;
+  // (1 + x^p)^(-1/p) with x = D / C, in the form whose power never overflows: for x > 1 it is
+  // (1 / x) (1 + x^-p)^(-1/p).
+  const double x = offered / capacity;
+  return x > 1 ? std::pow(1 + std::pow(x, -exponent), -1 / exponent) / x
+               : std::pow(1 + std::pow(x, exponent), -1 / exponent);
+}
+
 void FlowNetwork::set_saturation(LinkId id, double exponent) {
   assert(exponent >= 0);
   Link& link = links_[id.v];
@@ -229,29 +239,34 @@ void FlowNetwork::reallocate() {
     }
   const std::vector<double>* solved = &solver_.solve(problem_);
   if (saturating) {
-    // What each flow asks with the queues unbounded; per queue, the load offered to it, then the
-    // share X / D of it that it carries.
+    // What each flow asks with the queues unbounded. A flow that nothing but queues bounds (no
+    // cap, every other link of its path a queue too) asks everything: it counts as each queue's
+    // capacity and is not capped (the capacity bounds it in the second solve).
     asked_.assign(solved->begin(), solved->end());
+    for (size_t f = 0; f < comp_flows_.size(); ++f) {
+      bool greedy = !std::isfinite(problem_.flow_cap[f]);
+      for (uint32_t local : problem_.path(f))
+        if (links_[comp_links_[local]].saturation <= 0) greedy = greedy && !std::isfinite(links_[comp_links_[local]].capacity);
+      if (greedy) asked_[f] = std::numeric_limits<double>::infinity();
+    }
+    // Per queue, the load offered to it, then the share X / D of it that it carries.
     std::vector<double>& share = scale_;
     share.assign(comp_links_.size(), 0.0);
     for (size_t f = 0; f < comp_flows_.size(); ++f)
-      for (uint32_t local : problem_.path(f)) share[local] += asked_[f];
+      for (uint32_t local : problem_.path(f)) {
+        const double c = links_[comp_links_[local]].capacity;
+        share[local] += std::isfinite(asked_[f]) ? asked_[f] : c;
+      }
     for (size_t i = 0; i < comp_links_.size(); ++i) {
       const Link& link = links_[comp_links_[i]];
       problem_.link_capacity[i] = link.capacity;
-      const double offered = share[i];
-      if (link.saturation <= 0 || offered <= 0 || !std::isfinite(offered)) {
-        share[i] = 1;  // no scaling (an uncapped flow on a queue: its capacity bounds it)
-        continue;
-      }
-      // X / D = (1 + (D / C)^p)^(-1/p); 0 where (D / C)^p overflows or C is 0.
-      const double p = link.saturation;
-      share[i] = link.capacity > 0 ? std::pow(1 + std::pow(offered / link.capacity, p), -1 / p) : 0.0;
+      share[i] = link.saturation > 0 ? queue_share(share[i], link.capacity, link.saturation) : 1.0;
     }
     for (size_t f = 0; f < comp_flows_.size(); ++f) {
+      if (!std::isfinite(asked_[f])) continue;
       double s = 1;
       for (uint32_t local : problem_.path(f)) s = std::min(s, share[local]);
-      if (s < 1 && std::isfinite(asked_[f])) problem_.flow_cap[f] = std::min(problem_.flow_cap[f], asked_[f] * s);
+      if (s < 1) problem_.flow_cap[f] = std::min(problem_.flow_cap[f], asked_[f] * s);
     }
     solved = &solver_.solve(problem_);
   }

@@ -3,8 +3,9 @@
 // pipe: offered D bytes/s in all, it carries X = (D^-p + C^-p)^(-1/p) (p its exponent, C its
 // capacity), below both, and shares X in proportion to what its flows ask. What a flow asks is its
 // rate with every saturating link unbounded; each flow is then capped at that rate times the
-// smallest X / D of its saturating links, and the rates solved again (the link's capacity
-// still bounds uncapped flows). Changes made at one instant (flows starting, ending, caps
+// smallest X / D of its saturating links, and the rates solved again. A flow bounded by nothing
+// but queues asks everything: it counts as C in D, is not capped, and takes what the capacity
+// leaves in the second solve. Changes made at one instant (flows starting, ending, caps
 // or capacities changing) are batched and the allocation is recomputed once, only over the
 // connected component (links and flows reachable through shared links) that the changes touch.
 #pragma once
@@ -41,6 +42,10 @@ struct LinkStats {
   double bytes = 0;  // bytes carried so far
   Time busy;         // time with a non-zero load
 };
+
+// X / D of a queue of `capacity` and `exponent` offered `offered` bytes/s: (1 + (D/C)^p)^(-1/p),
+// computed without overflow; 1 when nothing is offered, 0 for a queue of no capacity.
+double queue_share(double offered, double capacity, double exponent);
 
 class FlowNetwork {
  public:

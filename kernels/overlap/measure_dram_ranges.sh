@@ -9,11 +9,13 @@ set -euo pipefail
 out=$1
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(mktemp -d)
-"$here/build_nvcc.sh" "$bin" "${2:-}" > "$out/dram_ranges_build.log" 2>&1
+"$here/build_nvcc.sh" "$bin" "${2:-}" > "$out/overlap_under_ncu_ranges_build.log" 2>&1
 export NCCL_NVLS_ENABLE=0
 ncu=${NCU:-/usr/local/cuda/bin/ncu}
 "$ncu" --replay-mode app-range \
   --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,gpu__time_duration.sum --csv \
   "$bin/cs_overlap" --ks 4,24,48 --shapes grouped,dense --reps 2 --profile-ranges \
-  --json "$out/overlap_dram_ranges.json" > "$out/overlap_dram_ranges.csv" 2> "$out/overlap_dram_ranges.err"
-nvidia-smi > "$out/nvidia-smi.txt"
+  --json "$out/overlap_under_ncu_ranges.json" > "$out/overlap_under_ncu_ranges.csv" 2> "$out/overlap_under_ncu_ranges.err"
+nvidia-smi > "$out/overlap_under_ncu_ranges_nvidia-smi.txt"
+# Then: calibrate/scripts/ncu_overlap_ranges.py overlap_under_ncu_ranges.json overlap_under_ncu_ranges.csv
+#       -o overlap_dram_ranges.json

@@ -23,7 +23,7 @@ void print_usage() {
       "  --compact         JSON on one line\n"
       "  --profile-ranges  wrap the first rep's GEMM-alone, all-to-all-alone and together windows of each\n"
       "                    k > 0 in cudaProfilerStart/Stop (three ranges per k, in that order), for\n"
-      "                    ncu --replay-mode app-range --profile-from-start off\n",
+      "                    ncu --replay-mode app-range (kernels/overlap/measure_dram_ranges.sh)\n",
       kProgram, kSchemaVersion);
 }
 

@@ -124,3 +124,33 @@ TEST_CASE("under sustained load GEMM tiles and copies run at the sustained clock
   const hw::CalibratedCost plain(gpu, p, hw::ClockLoad::kSustained);
   CHECK(plain.gemm_time(0, big, 108) == fit.gemm_time(0, big, 108));
 }
+
+TEST_CASE("a profile's memory section: bad contention parameters are refused at their values", "[calibrate][load][profile]") {
+  const std::string text = calibrate::profile_yaml(*hw::find_profile("h200"));
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    const size_t at = t.find(from);
+    REQUIRE(at != std::string::npos);
+    return t.replace(at, from.size(), to);
+  };
+  const auto refused = [](const std::string& yaml, const std::string& what) {
+    try {
+      (void)hw::parse_profile(hw::parse_yaml(yaml, "p.yaml"));
+      FAIL("accepted");
+    } catch (const hw::UserError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(what));
+      CHECK(e.line() > 0);
+    }
+  };
+  // The bundled profile parses, with every contention parameter.
+  const hw::GpuProfile p = hw::parse_profile(hw::parse_yaml(text, "p.yaml"));
+  CHECK(p.memory.saturation_exponent > 0);
+  CHECK(p.memory.gemm_swizzle_n_blocks == 8);
+  const std::string exp = "saturation_exponent: {value: ";
+  refused(with(exp, exp + "100"), "between 0.5 and 64");  // 100 prefixed to 3.866...: 1003.866...
+  const size_t share = text.find("  l2_reuse_share:");
+  REQUIRE(share != std::string::npos);
+  refused(std::string(text).erase(share, text.find('\n', share) + 1 - share), "give both or neither");
+  const std::string sw = "gemm_swizzle_n_blocks: {value: 8";
+  refused(with(sw, "gemm_swizzle_n_blocks: {value: 8.5"), "whole number");
+}

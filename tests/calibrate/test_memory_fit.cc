@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -126,9 +125,10 @@ TEST_CASE("H200: beside the copy the GEMMs read more, as their share of L2 shrin
   }
 }
 
-TEST_CASE("DRAM-byte files: impossible cases are refused, and a GPU outside the catalog cannot lend its L2",
+TEST_CASE("DRAM-byte files: impossible cases are refused, and only a GPU of the same SMs and L2 lends its bytes",
           "[calibrate][memory]") {
-  const std::string path = std::string(P_tmpdir) + "/cs_test_dram_bytes.json";
+  test::TempDir dir;
+  const std::string path = dir.file("dram_bytes.json");
   const auto write = [&](const std::string& gpu, double read) {
     nlohmann::json d = {{"schema_version", 1},
                         {"provenance", {{"program", "ncu_dram_bytes"}, {"gpus", {{{"name", gpu}}}}}},
@@ -136,15 +136,47 @@ TEST_CASE("DRAM-byte files: impossible cases are refused, and a GPU outside the 
                                     {"dram_read_bytes", read}, {"dram_write_bytes", 0}}}}};
     test::write_file(path, d.dump());
   };
-  calibrate::MeasurementSet set;
+  calibrate::MeasurementSet bad;
   write("NVIDIA H100 80GB HBM3", 0);
-  CHECK_THROWS_AS(calibrate::read_measurements(path, set), hw::UserError);
-  // Read, but the H200 profile takes DRAM bytes only from a GPU of its SMs and L2 in the catalog.
-  calibrate::MeasurementSet h200;
+  CHECK_THROWS_AS(calibrate::read_measurements(path, bad), hw::UserError);
+
+  const hw::GpuSpec& h200 = *hw::find_gpu("h200");
+  calibrate::Provenance prov;
+  prov.gpu = "NVIDIA H100 80GB HBM3";
+  CHECK(calibrate::traffic_gpu(prov, h200) == hw::find_gpu("h100"));  // 132 SMs and 50 MB of L2 both
+  prov.gpu = "NVIDIA H200";
+  CHECK(calibrate::traffic_gpu(prov, h200) == &h200);
+  prov.gpu = "NVIDIA A100-SXM4-80GB";  // not in the catalog: nothing says its L2 is the H200's
+  CHECK(calibrate::traffic_gpu(prov, h200) == nullptr);
+
+  calibrate::MeasurementSet set;
   for (const char* f : {"fp8_gemm.json", "all_to_all.json"})
-    calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/" + f, h200);
+    calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/" + f, set);
+  calibrate::MeasurementSet with_a100 = set;
   write("NVIDIA A100-SXM4-80GB", 1e8);
-  calibrate::read_measurements(path, h200);
-  CHECK_THROWS_AS(calibrate::build_profile(h200, *hw::find_gpu("h200"), 4), hw::UserError);
-  std::remove(path.c_str());
+  calibrate::read_measurements(path, with_a100);
+  try {
+    (void)calibrate::build_profile(with_a100, h200, 4);
+    FAIL("an A100's DRAM bytes were taken for the H200");
+  } catch (const hw::UserError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("nor a catalog GPU of its SM count and L2"));
+  }
+  write("NVIDIA H100 80GB HBM3", 1e8);
+  calibrate::read_measurements(path, set);
+  const calibrate::ProfileBuild b = calibrate::build_profile(set, h200, 4);
+  CHECK(b.profile.memory_params.count("gemm_swizzle_n_blocks") == 0);  // no memory section without copies
+}
+
+TEST_CASE("the bundled H200 profile's HBM exponent is the fit of its overlap bench's copies", "[calibrate][memory][data]") {
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/overlap.json", set);
+  const hw::GpuProfile& p = *hw::find_profile("h200");
+  const double copy = p.comm.sm_copy_GBps * p.clocks.sustained_MHz / p.clocks.comm_fit_MHz;
+  const calibrate::HbmSaturationFit f = calibrate::fit_hbm_saturation(set.overlaps, p.memory.hbm_GBps, copy);
+  CHECK(f.cases == 16);
+  CHECK(f.min_ctas == 4);
+  CHECK(f.max_ctas == 48);
+  CHECK(f.exponent == Approx(p.memory.saturation_exponent).epsilon(1e-6));
+  CHECK(f.median_error < 0.05);  // 3.3%
+  CHECK(f.worst_error < 0.08);   // 7.0%
 }

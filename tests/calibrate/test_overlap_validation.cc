@@ -37,7 +37,7 @@ TEST_CASE("overlap: every bench case is simulated as the bench ran it", "[calibr
     // Still under-predicted everywhere: the local copy runs 42 GB/s per SM alone in the bench
     // against the fit's 46 (an all-to-all of 2 GPUs, half its bytes over NVLink), and the large
     // GEMMs on 100-116 SMs run up to 25% under the fit even at the sustained clock. At 48 copy
-    // SMs (16.8%, the worst) HBM carries 3.28 TB/s of copy and GEMM traffic together, no more
+    // SMs (16.9%, the worst) HBM carries 3.28 TB/s of copy and GEMM traffic together, no more
     // than the copy alone there, where the queue model carries 3.75 (mixed streams lose
     // efficiency the model does not have) and the GEMMs read 1.76 times their bytes alone
     // (overlap_dram_ranges.json) where the model's L2 shares give 1.36.

@@ -55,3 +55,8 @@ TEST_CASE("groups run one after another: a group does not reuse another's panels
   const hw::GemmTrafficParams p{8, 25.0 * 1024 * 1024};
   CHECK(hw::gemm_dram_bytes(four, 132, p) == Approx(4 * hw::gemm_dram_bytes(one, 132, p)).epsilon(0.02));
 }
+
+TEST_CASE("a GEMM past a million tiles per group is not walked: compulsory bytes", "[hw][traffic]") {
+  const sim::GemmShape g = fp8(int64_t{1} << 30, int64_t{1} << 30, 128);
+  CHECK(hw::gemm_dram_bytes(g, 132, {8, 25.0 * 1024 * 1024}) == hw::gemm_compulsory_bytes(g));
+}

@@ -48,7 +48,7 @@ TEST_CASE("a calibrated scenario times its GEMM by the profile's model") {
   REQUIRE(roof.streams[0].busy_mean.to_seconds() * 1e6 != Approx(gemm_us).epsilon(0.01));
 }
 
-TEST_CASE("a calibrated send moves at the profile's NVLink rate after its launch time") {
+TEST_CASE("a calibrated send moves at the profile's NVLink rate, less what the HBM queues take, after its launch time") {
   const hw::GpuProfile& p = *hw::find_profile("h800");
   const Scenario sc = load_scenario_text(scenario(kCalibrated), "t.yaml");
   REQUIRE(sc.cluster.fabric.link_bw_GBps == p.comm.nvlink_GBps);

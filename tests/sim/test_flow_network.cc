@@ -181,7 +181,7 @@ TEST_CASE("a saturating link shares in proportion to what flows ask, an ordinary
   }
 }
 
-TEST_CASE("an uncapped flow on a saturating link is held by the capacity, and others by what they share",
+TEST_CASE("a flow only queues bound asks everything: it counts as the capacity, and others are scaled by that",
           "[sim][flow][saturation]") {
   Engine e;
   FlowNetwork net(e);
@@ -194,7 +194,38 @@ TEST_CASE("an uncapped flow on a saturating link is held by the capacity, and ot
   double r_c = 0, r_k = 0;
   e.at(Time::us(1), [&] { r_c = net.rate(c).bytes_per_s(), r_k = net.rate(k).bytes_per_s(); });
   e.run();
-  CHECK(std::isfinite(r_k));
-  CHECK(r_c + r_k == Approx(100e9));
-  CHECK(r_c == Approx(50e9));
+  const double s = cs::sim::queue_share(150, 100, 4);  // offered: 50 + the capacity
+  CHECK(r_c == Approx(50e9 * s));
+  CHECK(r_k == Approx(100e9 - 50e9 * s));  // what the capacity leaves
+}
+
+TEST_CASE("the queue's share is (1 + (D/C)^p)^(-1/p) without overflow at any exponent", "[sim][flow][saturation]") {
+  using cs::sim::queue_share;
+  CHECK(queue_share(100, 100, 4) == Approx(std::pow(2.0, -0.25)));
+  CHECK(queue_share(50, 100, 4) == Approx(std::pow(1 + std::pow(0.5, 4), -0.25)));
+  CHECK(queue_share(300, 100, 4) == Approx(std::pow(1 + std::pow(3.0, 4), -0.25)));
+  // Large exponents are a hard ceiling, not 0 or NaN: min(D, C) / D.
+  CHECK(queue_share(4e12, 4.2e12, 500) == Approx(1).epsilon(1e-9));
+  CHECK(queue_share(8.4e12, 4.2e12, 500) == Approx(0.5).epsilon(1e-3));
+  CHECK(queue_share(1e300, 1, 64) == Approx(1e-300).epsilon(1e-3));
+  CHECK(queue_share(0, 100, 4) == 1);
+  CHECK(queue_share(100, 0, 4) == 0);
+}
+
+TEST_CASE("two flows only queues bound, on different queues, both move", "[sim][flow][saturation]") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId a = net.add_link("a", Bandwidth::gbytes_per_s(100), Time());
+  const LinkId b = net.add_link("b", Bandwidth::gbytes_per_s(100), Time());
+  net.set_saturation(a, 4);
+  net.set_saturation(b, 4);
+  Time done1, done2, done3;
+  net.start_flow({a}, 1e9, FlowNetwork::kUncapped, [&] { done1 = e.now(); });
+  net.start_flow({a, b}, 1e9, FlowNetwork::kUncapped, [&] { done2 = e.now(); });
+  net.start_flow({b}, 1e9, FlowNetwork::kUncapped, [&] { done3 = e.now(); });
+  e.run();
+  // Each queue's capacity, shared max-min: 50 each, then 100 for the last.
+  CHECK(done1 == Time::ms(20));
+  CHECK(done2 == Time::ms(20));
+  CHECK(done3 == Time::ms(20));
 }
