@@ -90,21 +90,31 @@ TEST_CASE("the HBM ceiling is the most traffic any measured copy moved", "[calib
 TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H800", "[calibrate][load][profile]") {
   hw::GpuProfile p = *hw::find_profile("h200");
   p.clocks = hw::ClockModel{1930, 1980, 1770};
-  p.memory = hw::MemoryModel{3300};
+  p.memory = hw::MemoryModel{3300, 3.5, 0.75, 16};
   for (int i = 0; i < hw::ClockModel::kParams; ++i)
     p.clock_params[hw::ClockModel::param_name(i)] = {i == 0 ? 1930.0 : i == 1 ? 1980.0 : 1770.0, "measured", "test"};
   p.memory_params["hbm_GBps"] = {3300, "measured", "test"};
+  p.memory_params["saturation_exponent"] = {3.5, "measured", "test"};
+  p.memory_params["l2_reuse_share"] = {0.75, "measured", "test"};
+  p.memory_params["gemm_swizzle_n_blocks"] = {16, "measured", "test"};
   const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(calibrate::profile_yaml(p), "round-trip.yaml"));
   CHECK(back.clocks.sustained_MHz == 1770);
   CHECK(back.clocks.gemm_fit_MHz == 1930);
   CHECK(back.clocks.comm_fit_MHz == 1980);
   CHECK(back.memory.hbm_GBps == 3300);
+  CHECK(back.memory.saturation_exponent == 3.5);
+  CHECK(back.memory.l2_reuse_share == 0.75);
+  CHECK(back.memory.gemm_swizzle_n_blocks == 16);
+  CHECK(back.memory_params.size() == 4);
   CHECK(back.clock_params.at("sustained_MHz").source == "test");
 
   const hw::GpuProfile h800 = calibrate::carry_profile(p, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
   CHECK(h800.clocks.sustained_MHz == 1770);  // the same chip
   CHECK(h800.memory.hbm_GBps == Approx(3300.0 * 3350 / 4800));
   CHECK(h800.memory_params.at("hbm_GBps").origin == "carried");
+  CHECK(h800.memory.saturation_exponent == 3.5);  // the chip's, unchanged
+  CHECK(h800.memory_params.at("saturation_exponent").origin == "carried");
+  CHECK(h800.memory_params.at("gemm_swizzle_n_blocks").origin == "carried");
   CHECK(h800.clock_params.at("sustained_MHz").origin == "carried");
 }
 
