@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "calibrate/fit_stats.h"
 #include "hw/gemm_model.h"
 #include "hw/gemm_traffic.h"
 
 namespace cs::calibrate {
-
-namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
-
-}  // namespace
 
 double saturated_copy_us(double bytes, int ctas, double copy_GBps_per_sm, double hbm_GBps, double exponent) {
   const double offered = 2 * ctas * copy_GBps_per_sm;  // reads and writes
@@ -50,13 +42,14 @@ HbmSaturationFit fit_hbm_saturation(const std::vector<OverlapCase>& overlaps, do
     else lo = a, a = b, fa = fb, b = lo + r * (hi - lo), fb = sse(std::exp(b));
   }
   f.exponent = std::exp((lo + hi) / 2);
-  std::vector<double> errs;
-  for (const OverlapCase* c : copies)
-    errs.push_back(std::abs(saturated_copy_us(c->a2a_bytes, c->ctas, copy_GBps_per_sm, hbm_GBps, f.exponent) /
-                                c->a2a_alone_us -
-                            1));
-  f.median_error = median(errs);
-  f.worst_error = *std::max_element(errs.begin(), errs.end());
+  std::vector<double> predicted, measured;
+  for (const OverlapCase* c : copies) {
+    predicted.push_back(saturated_copy_us(c->a2a_bytes, c->ctas, copy_GBps_per_sm, hbm_GBps, f.exponent));
+    measured.push_back(c->a2a_alone_us);
+  }
+  const FitStats st = fit_stats(predicted, measured);
+  f.median_error = st.median_error;
+  f.worst_error = st.worst_error;
   return f;
 }
 
@@ -84,15 +77,17 @@ GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const
   if (cases.empty()) return best;
   for (int band = 1; band <= 64; band *= 2)
     for (double share : {0.25, 0.5, 0.75, 1.0}) {
-      std::vector<double> errs, reuse_errs;
+      std::vector<double> predicted, measured, reuse_predicted, reuse_measured;
       double worst = -1, sse = 0;
       std::string worst_case;
       for (const GemmTrafficCase& c : cases) {
-        const double e = std::abs(predicted_read_bytes(c, gpu, band, share) / c.read_bytes - 1);
-        errs.push_back(e);
-        if (c.shape.m > hw::kGemmTileM) reuse_errs.push_back(e);
-        const double log_e = std::log(predicted_read_bytes(c, gpu, band, share) / c.read_bytes);
-        sse += log_e * log_e;
+        const double bytes = predicted_read_bytes(c, gpu, band, share);
+        predicted.push_back(bytes);
+        measured.push_back(c.read_bytes);
+        // One row of tiles reads A once whatever the raster: the other cases tell rasters apart.
+        if (c.shape.m > hw::kGemmTileM) reuse_predicted.push_back(bytes), reuse_measured.push_back(c.read_bytes);
+        const double log_error = std::log(bytes / c.read_bytes), e = std::abs(bytes / c.read_bytes - 1);
+        sse += log_error * log_error;
         if (e > worst) {
           worst = e;
           worst_case = c.name + " " + std::to_string(c.shape.m) + " x " + std::to_string(c.shape.n) + " x " +
@@ -102,8 +97,8 @@ GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const
       // Least squares on log bytes, as the other fits; ties keep the smaller band and share.
       if (best.cases == 0 || sse < best_sse - 1e-12) {
         best_sse = sse;
-        best = {band, share, static_cast<int>(cases.size()), median(errs), worst, worst_case,
-                static_cast<int>(reuse_errs.size()), median(reuse_errs)};
+        const FitStats all = fit_stats(predicted, measured), reuse = fit_stats(reuse_predicted, reuse_measured);
+        best = {band, share, all.cases, all.median_error, all.worst_error, worst_case, reuse.cases, reuse.median_error};
       }
     }
   return best;
