@@ -11,8 +11,11 @@
 #include <cublasLt.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -21,6 +24,8 @@
 
 #include "common/args.h"
 #include "common/check.h"
+#include "common/clock_sampler.h"
+#include "common/nvml.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
 #include "fp8_gemm/device_buffer.h"
@@ -49,6 +54,7 @@ struct Options {
   int warmup = 3;
   int flush_mib = 256;
   std::string scaling = "auto";
+  bool sample_clocks = false;  // --sample-clocks
   bool compact = false;
 };
 
@@ -65,6 +71,7 @@ void print_usage() {
       "  --runs N           timed runs per case, at least 20 (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
       "  --flush-mib N      buffer written before each run to make L2 cold (default 256)\n"
+      "  --sample-clocks    poll the SM clock, power and power-cap state (NVML, every ms) during each case\n"
       "  --compact          JSON on one line\n"
       "Exit codes: 0 done, 1 error, 2 no usable GPU or driver, 3 a result disagreed with the reference.\n",
       kProgram, kSchemaVersion);
@@ -84,6 +91,10 @@ std::string parse_args(int argc, char** argv, Options& o, bool& help) {
     }
     if (a == "--compact") {
       o.compact = true;
+      continue;
+    }
+    if (a == "--sample-clocks") {
+      o.sample_clocks = true;
       continue;
     }
     const char* v = next();
@@ -194,6 +205,18 @@ int run(int argc, char** argv) {
     }
   }
   fg::SmPartitions parts(0, green_limits, opt.runs);
+  std::optional<cs::kernels::Nvml> nvml;
+  std::unique_ptr<cs::kernels::ClockSampler> sampler;
+  if (opt.sample_clocks) {
+    nvml.emplace();
+    const auto dev = nvml->ok() ? nvml->device(gpu.pci_bus_id) : std::nullopt;
+    if (!dev) {
+      std::fprintf(stderr, "%s: --sample-clocks: NVML unusable (%s)\n", kProgram,
+                   nvml->ok() ? "no handle for the GPU's PCI bus id" : nvml->error().c_str());
+      return cs::kernels::kExitError;
+    }
+    sampler = std::make_unique<cs::kernels::ClockSampler>(*nvml, *dev, std::chrono::milliseconds(1));
+  }
   std::fprintf(stderr, "%s: %s, %d SMs; green contexts: minimum partition %d SMs, granularity %d\n", kProgram,
                gpu.name.c_str(), parts.info().sm_count, parts.info().min_partition_size,
                parts.info().coscheduled_alignment);
@@ -317,7 +340,9 @@ int run(int argc, char** argv) {
           if (rec.scaling == fg::Scaling::kBlock) diagnose_scale_reading(ops, gemm, p->stream);
           return cs::kernels::kExitCheckFailed;
         }
+        if (sampler) sampler->start();
         rec.timing = fg::time_gemm(gemm, *p, flush, opt.warmup, opt.runs);
+        if (sampler) rec.clocks = sampler->stop();
         std::fprintf(stderr, "  %s\n", fg::deepgemm_line(rec).c_str());
         cases.push_back(rec);
       }
@@ -338,6 +363,8 @@ int run(int argc, char** argv) {
       .field("min_partition_size", parts.info().min_partition_size)
       .field("coscheduled_alignment", parts.info().coscheduled_alignment)
       .end_object();
+  w.field("clock_sampling", opt.sample_clocks ? "NVML every 1 ms over each case's warm-up and timed runs (flushes included)"
+                                              : "off");
   w.key("partitions").begin_array();
   for (int s : green_limits) {
     const fg::Partition* p = parts.green(s);

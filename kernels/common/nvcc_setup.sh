@@ -1,7 +1,7 @@
 # Sourced by the kernels' build_nvcc.sh scripts (a bare GPU machine: nvcc and g++, none of the
 # project's other dependencies). From the script's arguments OUT_DIR [GENERATED_DIR] it sets
 #   out, gen, src (kernels/), cuda, nvcc, nvcc_version, cxx_flags, cu_flags
-# and starts the shared provenance object in the background; its pid is the first of `pids`.
+# and starts the shared objects (provenance, NVML, clock sampler) in the background, their pids in `pids`.
 # GENERATED_DIR holds clustersim/version.h (the git commit a CMake build stamped, e.g.
 # build/generated); without it the commit reads "unknown".
 set -euo pipefail
@@ -24,3 +24,7 @@ pids=()
 g++ "${cxx_flags[@]}" -DCS_BUILD_TYPE='"Release"' -DCS_CUDA_ARCHITECTURE='"sm_90a"' \
   -DCS_CUDA_COMPILER_VERSION="\"$nvcc_version\"" -c "$src/common/provenance.cc" -o "$out/obj/provenance.o" &
 pids+=($!)
+for f in nvml clock_sampler; do
+  g++ "${cxx_flags[@]}" -c "$src/common/$f.cc" -o "$out/obj/$f.o" &
+  pids+=($!)
+done

@@ -11,9 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
-#include <type_traits>
 
 #include "common/check.h"
+#include "common/nvml.h"
 
 // Set by kernels/CMakeLists.txt.
 #ifndef CS_GIT_DESCRIBE
@@ -29,138 +29,8 @@
 #define CS_CUDA_COMPILER_VERSION "unknown"
 #endif
 
-// NVML is loaded at run time (dlopen of the driver's libnvidia-ml.so.1) rather than linked
-// (CUDA::nvml): a linked program would not even start where the toolkit is installed but the
-// driver is not, and could then not exit with kExitNoGpu and a clear message. Only types and
-// constants come from nvml.h, which not every toolkit installs (cuda-nvml-dev); without it, the
-// few declarations used here are written out below, as NVML's stable C ABI has them.
-#if __has_include(<nvml.h>)
-#include <nvml.h>
-#define CS_HAVE_NVML_H 1
-#else
-#define CS_HAVE_NVML_H 0
-extern "C" {
-typedef struct nvmlDevice_st* nvmlDevice_t;
-typedef enum nvmlReturn_enum { NVML_SUCCESS = 0 } nvmlReturn_t;
-typedef enum nvmlClockType_enum { NVML_CLOCK_GRAPHICS = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 } nvmlClockType_t;
-typedef enum nvmlEnableState_enum { NVML_FEATURE_DISABLED = 0, NVML_FEATURE_ENABLED = 1 } nvmlEnableState_t;
-}
-#define NVML_NVLINK_MAX_LINKS 18
-#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
-#endif
-
 namespace cs::kernels {
 namespace {
-
-using NvmlInitFn = nvmlReturn_t (*)();
-using NvmlShutdownFn = nvmlReturn_t (*)();
-using NvmlErrorStringFn = const char* (*)(nvmlReturn_t);
-using NvmlDriverVersionFn = nvmlReturn_t (*)(char*, unsigned int);
-using NvmlHandleByPciFn = nvmlReturn_t (*)(const char*, nvmlDevice_t*);
-using NvmlClockFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlClockType_t, unsigned int*);
-using NvmlNvLinkStateFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlEnableState_t*);
-using NvmlPowerLimitFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*);
-
-#if CS_HAVE_NVML_H
-// Where the real header is at hand, hold the signatures above to it.
-static_assert(std::is_same_v<NvmlInitFn, decltype(&::nvmlInit_v2)>);
-static_assert(std::is_same_v<NvmlShutdownFn, decltype(&::nvmlShutdown)>);
-static_assert(std::is_same_v<NvmlErrorStringFn, decltype(&::nvmlErrorString)>);
-static_assert(std::is_same_v<NvmlDriverVersionFn, decltype(&::nvmlSystemGetDriverVersion)>);
-static_assert(std::is_same_v<NvmlHandleByPciFn, decltype(&::nvmlDeviceGetHandleByPciBusId_v2)>);
-static_assert(std::is_same_v<NvmlClockFn, decltype(&::nvmlDeviceGetClockInfo)>);
-static_assert(std::is_same_v<NvmlClockFn, decltype(&::nvmlDeviceGetMaxClockInfo)>);
-static_assert(std::is_same_v<NvmlNvLinkStateFn, decltype(&::nvmlDeviceGetNvLinkState)>);
-static_assert(std::is_same_v<NvmlPowerLimitFn, decltype(&::nvmlDeviceGetEnforcedPowerLimit)>);
-static_assert(NVML_CLOCK_SM == 1 && NVML_CLOCK_MEM == 2 && NVML_FEATURE_ENABLED == 1);
-#endif
-
-// The few NVML entry points used here; `error` says why NVML is unusable when `ok()` is false.
-class Nvml {
- public:
-  Nvml() {
-    lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (lib_ == nullptr) {
-      const char* e = dlerror();
-      error_ = std::string("cannot load libnvidia-ml.so.1: ") + (e ? e : "unknown error");
-      return;
-    }
-    const bool all = sym(init_, "nvmlInit_v2") && sym(shutdown_, "nvmlShutdown") &&
-                     sym(error_string_, "nvmlErrorString") &&
-                     sym(driver_version_, "nvmlSystemGetDriverVersion") &&
-                     sym(handle_by_pci_, "nvmlDeviceGetHandleByPciBusId_v2") &&
-                     sym(clock_, "nvmlDeviceGetClockInfo") && sym(max_clock_, "nvmlDeviceGetMaxClockInfo") &&
-                     sym(nvlink_state_, "nvmlDeviceGetNvLinkState") &&
-                     sym(power_limit_, "nvmlDeviceGetEnforcedPowerLimit");
-    if (!all) return;
-    const nvmlReturn_t r = init_();
-    if (r != NVML_SUCCESS) {
-      error_ = std::string("nvmlInit_v2 failed: ") + error_string_(r);
-      return;
-    }
-    initialized_ = true;
-  }
-  ~Nvml() {
-    if (initialized_) shutdown_();
-    if (lib_ != nullptr) dlclose(lib_);
-  }
-  Nvml(const Nvml&) = delete;
-  Nvml& operator=(const Nvml&) = delete;
-
-  bool ok() const { return initialized_; }
-  const std::string& error() const { return error_; }
-
-  std::optional<std::string> driver_version() const {
-    char buf[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE] = {};
-    if (driver_version_(buf, sizeof buf) != NVML_SUCCESS) return std::nullopt;
-    return std::string(buf);
-  }
-  std::optional<nvmlDevice_t> device(const std::string& pci_bus_id) const {
-    nvmlDevice_t d = nullptr;
-    if (handle_by_pci_(pci_bus_id.c_str(), &d) != NVML_SUCCESS) return std::nullopt;
-    return d;
-  }
-  std::optional<unsigned> clock(nvmlDevice_t d, nvmlClockType_t type, bool max) const {
-    unsigned v = 0;
-    if ((max ? max_clock_ : clock_)(d, type, &v) != NVML_SUCCESS) return std::nullopt;
-    return v;
-  }
-  // Links that answer "active"; links that do not exist (or a GPU without NVLink) count as none.
-  unsigned nvlink_active_links(nvmlDevice_t d) const {
-    unsigned active = 0;
-    for (unsigned link = 0; link < NVML_NVLINK_MAX_LINKS; ++link) {
-      nvmlEnableState_t s = NVML_FEATURE_DISABLED;
-      if (nvlink_state_(d, link, &s) == NVML_SUCCESS && s == NVML_FEATURE_ENABLED) ++active;
-    }
-    return active;
-  }
-  std::optional<double> power_limit_w(nvmlDevice_t d) const {
-    unsigned mw = 0;
-    if (power_limit_(d, &mw) != NVML_SUCCESS) return std::nullopt;
-    return mw / 1000.0;
-  }
-
- private:
-  template <typename Fn>
-  bool sym(Fn& fn, const char* name) {
-    fn = reinterpret_cast<Fn>(dlsym(lib_, name));
-    if (fn == nullptr) error_ = std::string("libnvidia-ml.so.1 lacks ") + name;
-    return fn != nullptr;
-  }
-
-  void* lib_ = nullptr;
-  bool initialized_ = false;
-  std::string error_;
-  NvmlInitFn init_ = nullptr;
-  NvmlShutdownFn shutdown_ = nullptr;
-  NvmlErrorStringFn error_string_ = nullptr;
-  NvmlDriverVersionFn driver_version_ = nullptr;
-  NvmlHandleByPciFn handle_by_pci_ = nullptr;
-  NvmlClockFn clock_ = nullptr;
-  NvmlClockFn max_clock_ = nullptr;
-  NvmlNvLinkStateFn nvlink_state_ = nullptr;
-  NvmlPowerLimitFn power_limit_ = nullptr;
-};
 
 std::string format_uuid(const cudaUUID_t& u) {
   static constexpr char kHex[] = "0123456789abcdef";

@@ -16,5 +16,5 @@ pids+=($!)
 "$nvcc" "${cu_flags[@]}" -c "$src/fp8_gemm.cu" -o "$out/obj/fp8_gemm.o" &
 pids+=($!)
 for p in "${pids[@]}"; do wait "$p"; done
-"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_fp8_gemm" "$out"/obj/*.o -L"$cuda/lib64" -lcublasLt -ldl
+"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_fp8_gemm" "$out"/obj/*.o -L"$cuda/lib64" -lcublasLt -ldl -lpthread
 echo "built $out/cs_fp8_gemm"

@@ -27,7 +27,14 @@ std::string deepgemm_line(const CaseRecord& c) {
                 "%sm=%d n=%d k=%d %s scale=%s : %.1f us [p10 %.1f, p90 %.1f] | %.0f TFLOPS | %.0f GB/s", groups,
                 c.shape.m, c.shape.n, c.shape.k, sms, scaling_label(c.scaling), c.timing.median_us, c.timing.p10_us,
                 c.timing.p90_us, c.tflops(), c.gbps());
-  return line;
+  std::string out = line;
+  if (c.clocks && c.clocks->samples > 0) {
+    std::snprintf(line, sizeof line, " | %.0f MHz (%.0f-%.0f), %.0f W, power-capped %.0f%%", c.clocks->sm_mhz_mean,
+                  c.clocks->sm_mhz_min, c.clocks->sm_mhz_max, c.clocks->power_w_mean,
+                  100 * c.clocks->power_capped_share);
+    out += line;
+  }
+  return out;
 }
 
 void write_case(JsonWriter& w, const CaseRecord& c) {
@@ -68,6 +75,10 @@ void write_case(JsonWriter& w, const CaseRecord& c) {
       .field("cluster_shape_id", c.algo.cluster_shape_id)
       .field("waves", c.algo.waves)
       .end_object();
+  if (c.clocks) {
+    w.key("clocks");
+    write_clock_summary(w, *c.clocks);
+  }
   w.end_object();
 }
 

@@ -2,7 +2,10 @@
 // JSON record (kernels/README.md, "cs_fp8_gemm", describes the fields).
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "common/clock_sampler.h"
 
 #include "common/json_writer.h"
 #include "fp8_gemm/lt_matmul.h"
@@ -31,6 +34,7 @@ struct CaseRecord {
   AlgoInfo algo;
   Timing timing;
   CheckResult check;
+  std::optional<ClockSummary> clocks;  // with --sample-clocks: over the warm-up and timed runs
 
   double tflops() const { return shape.flops() / (timing.median_us * 1e-6) / 1e12; }
   double gbps() const { return shape.bytes() / (timing.median_us * 1e-6) / 1e9; }

@@ -13,5 +13,5 @@ for f in fp8_gemm/operands overlap/device_work overlap; do
   pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p"; done
-"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_overlap" "$out"/obj/*.o -L"$cuda/lib64" -lcublasLt -ldl
+"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_overlap" "$out"/obj/*.o -L"$cuda/lib64" -lcublasLt -ldl -lpthread
 echo "built $out/cs_overlap"
