@@ -67,6 +67,8 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
     g.time_us = num(c, "median_us", file, where);
     g.p10_us = num(c, "p10_us", file, where);
     g.p90_us = num(c, "p90_us", file, where);
+    if (c.contains("clocks") && num(c["clocks"], "samples", file, where + ".clocks") > 0)
+      g.clock_MHz = num(c["clocks"], "sm_mhz_mean", file, where + ".clocks");
     g.index = static_cast<int>(i);
     g.source = source;
     set.gemms.push_back(g);

@@ -49,10 +49,15 @@ struct Node {
 }  // namespace
 
 sim::Time simulate_gemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const GemmCase& c) {
-  Node node(p, gpu, 1, c.sms);
   sim::OpGraph g;
   g.add_gemm(g.add_stream(0, 0, "gemm"), c.shape, "gemm");
-  return node.run(g).makespan;
+  if (c.clock_MHz > 0 && p.clocks.present()) {
+    // Measured at its own clock: the tiles run at the fit's clock / that clock.
+    hw::GpuProfile at_case = p;
+    at_case.clocks.sustained_MHz = c.clock_MHz;
+    return Node(at_case, gpu, 1, {{"used", c.sms}}, hw::ClockLoad::kSustained).run(g).makespan;
+  }
+  return Node(p, gpu, 1, c.sms).run(g).makespan;
 }
 
 sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k) {
