@@ -17,9 +17,7 @@ failed=0
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(mktemp -d)
 mkdir -p "$out"
-nvidia-smi > "$out/nvidia-smi.txt" 2>&1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu \
-  --format=csv >> "$out/nvidia-smi.txt" 2>&1
+"$here/common/gpu_snapshot.sh" "$out/nvidia-smi.txt"
 
 "$here/fp8_gemm/build_nvcc.sh" "$bin/g" "${gen[@]}" > "$out/build.log" 2>&1 &
 b1=$!

@@ -15,9 +15,7 @@ gen=(${2:+"$2"})
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(mktemp -d)
 mkdir -p "$out"
-nvidia-smi > "$out/nvidia-smi.txt" 2>&1
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu \
-  --format=csv >> "$out/nvidia-smi.txt" 2>&1
+"$here/../common/gpu_snapshot.sh" "$out/nvidia-smi.txt"
 "$here/build_nvcc.sh" "$bin" "${gen[@]}" > "$out/build.log" 2>&1 || { echo "cs_fp8_gemm build failed (build.log)"; exit 1; }
 failed=0
 falling=132,128,120,112,104,96,88,80,72,64,56,48,40,32,24,16
