@@ -30,8 +30,13 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+#include <optional>
+
 #include "common/args.h"
 #include "common/check.h"
+#include "common/clock_sampler.h"
+#include "common/nvml.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
 #include "fp8_gemm/device_buffer.h"
@@ -113,6 +118,18 @@ int run(int argc, char** argv) {
   std::fprintf(stderr, "%s: %d GPUs, %d SMs each, green-context granularity %d (minimum %d); all-to-all %llu B per GPU\n",
                kProgram, n, sm_info.sm_count, sm_info.coscheduled_alignment, sm_info.min_partition_size, a2a_bytes);
   ov::Gate gate;
+  std::optional<cs::kernels::Nvml> nvml;
+  std::unique_ptr<cs::kernels::ClockSampler> sampler;
+  if (opt.sample_clocks) {
+    nvml.emplace();
+    const auto dev = nvml->ok() ? nvml->device(prov.gpus.at(0).pci_bus_id) : std::nullopt;
+    if (!dev) {
+      std::fprintf(stderr, "%s: --sample-clocks: NVML unusable (%s)\n", kProgram,
+                   nvml->ok() ? "no handle for GPU 0's PCI bus id" : nvml->error().c_str());
+      return cs::kernels::kExitError;
+    }
+    sampler = std::make_unique<cs::kernels::ClockSampler>(*nvml, *dev, std::chrono::milliseconds(1));
+  }
 
   std::vector<Case> cases;
   for (int k : opt.ks) {
@@ -227,6 +244,7 @@ int run(int argc, char** argv) {
             }
           }
         }
+        if (sampler) sampler->start();
         gate.open();
         WindowStamps w;
         for (int d = 0; d < n; ++d) {
@@ -244,6 +262,7 @@ int run(int argc, char** argv) {
           w.a2a.emplace_back(m_a2a > 0 ? ov::Stamps(h.begin() + kMaxOps + 1, h.begin() + kMaxOps + 2 + m_a2a)
                                        : ov::Stamps{});
         }
+        if (sampler) w.clocks = sampler->stop();
         if (gate.timed_out()) throw std::runtime_error("a gate timed out: the host did not queue a window in 10 s");
         return w;
       };
@@ -275,9 +294,11 @@ int run(int argc, char** argv) {
         if (on) CS_CUDA_CHECK(cudaProfilerStop());
         return w;
       };
+      std::vector<cs::kernels::ClockSummary> clk_gemm, clk_a2a, clk_together;
       bool profile_gemm_alone = false;
       auto gemm_alone = [&] {
         const WindowStamps wg = ranged(profile_gemm_alone, c.n_gemm, 0);
+        clk_gemm.push_back(wg.clocks);
         profile_gemm_alone = false;
         for (int d = 0; d < n; ++d) {
           const auto v = ov::op_us(wg.gemm[static_cast<std::size_t>(d)]);
@@ -301,6 +322,8 @@ int run(int argc, char** argv) {
           a2a.poison();
         }
         const WindowStamps wt = ranged(profile, c.n_gemm, c.m_a2a);
+        clk_a2a.push_back(wa.clocks);
+        clk_together.push_back(wt.clocks);
         for (int d = 0; d < n; ++d) {
           const auto ud = static_cast<std::size_t>(d);
           auto v = ov::op_us(wa.a2a[ud]);
@@ -352,6 +375,13 @@ int run(int argc, char** argv) {
         c.gemm_together_us = std::max(c.gemm_together_us, p.gemm_together_us);
         c.a2a_together_us = std::max(c.a2a_together_us, p.a2a_together_us);
         c.makespan_us = std::max(c.makespan_us, p.makespan_us);
+      }
+      if (sampler) {
+        c.clocks_gemm_alone = cs::kernels::combine(clk_gemm);
+        if (k > 0) {
+          c.clocks_a2a_alone = cs::kernels::combine(clk_a2a);
+          c.clocks_together = cs::kernels::combine(clk_together);
+        }
       }
       if (k > 0) {
         c.serial_us = c.n_gemm * c.gemm_alone_us + c.m_a2a * c.a2a_alone_us;
@@ -433,6 +463,18 @@ int run(int argc, char** argv) {
     w.field("cluster_shape_id", c.algo.cluster_shape_id);
     w.field("waves", c.algo.waves);
     w.end_object();
+    if (c.clocks_gemm_alone) {
+      w.key("clocks").begin_object();
+      w.key("gemm_alone");
+      cs::kernels::write_clock_summary(w, *c.clocks_gemm_alone);
+      if (c.clocks_a2a_alone) {
+        w.key("a2a_alone");
+        cs::kernels::write_clock_summary(w, *c.clocks_a2a_alone);
+        w.key("together");
+        cs::kernels::write_clock_summary(w, *c.clocks_together);
+      }
+      w.end_object();
+    }
     w.key("per_gpu").begin_array();
     for (std::size_t d = 0; d < c.gpu.size(); ++d) {
       const PerGpu& p = c.gpu[d];

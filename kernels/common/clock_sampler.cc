@@ -17,6 +17,28 @@ void write_clock_summary(JsonWriter& w, const ClockSummary& s) {
       .end_object();
 }
 
+ClockSummary combine(const std::vector<ClockSummary>& windows) {
+  ClockSummary r;
+  for (const ClockSummary& w : windows) {
+    if (w.samples == 0) continue;
+    r.sm_mhz_min = r.samples == 0 ? w.sm_mhz_min : std::min(r.sm_mhz_min, w.sm_mhz_min);
+    r.sm_mhz_max = std::max(r.sm_mhz_max, w.sm_mhz_max);
+    r.power_w_max = std::max(r.power_w_max, w.power_w_max);
+    r.sm_mhz_mean += w.sm_mhz_mean * w.samples;
+    r.power_w_mean += w.power_w_mean * w.samples;
+    r.power_capped_share += w.power_capped_share * w.samples;
+    r.thermal_share += w.thermal_share * w.samples;
+    r.samples += w.samples;
+  }
+  if (r.samples > 0) {
+    r.sm_mhz_mean /= r.samples;
+    r.power_w_mean /= r.samples;
+    r.power_capped_share /= r.samples;
+    r.thermal_share /= r.samples;
+  }
+  return r;
+}
+
 ClockSampler::ClockSampler(const Nvml& nvml, nvmlDevice_t device, std::chrono::microseconds period)
     : nvml_(nvml), device_(device), period_(period) {}
 

@@ -25,6 +25,9 @@ struct ClockSummary {
 // Writes `s` as one JSON object (the next value of `w`).
 void write_clock_summary(JsonWriter& w, const ClockSummary& s);
 
+// Several windows as one: means and shares weighted by their samples, the extremes of all.
+ClockSummary combine(const std::vector<ClockSummary>& windows);
+
 class ClockSampler {
  public:
   // `nvml` must outlive the sampler and be ok().

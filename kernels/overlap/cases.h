@@ -5,9 +5,11 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/clock_sampler.h"
 #include "fp8_gemm/device_buffer.h"
 #include "fp8_gemm/lt_matmul.h"
 #include "fp8_gemm/operands.h"
@@ -37,6 +39,7 @@ struct Gpu {
 
 struct WindowStamps {
   std::vector<ov::Stamps> gemm, a2a;  // per GPU
+  ClockSummary clocks;                // GPU 0's, with --sample-clocks (else no samples)
 };
 
 struct PerGpu {
@@ -57,6 +60,8 @@ struct Case {
   double gemm_alone_us = 0, gemm_together_us = 0, a2a_alone_us = 0, a2a_together_us = 0, makespan_us = 0;
   double serial_us = 0, ideal_us = 0;
   bool a2a_checked = false, a2a_checked_after = false;
+  // With --sample-clocks: GPU 0's clocks over the windows of each kind.
+  std::optional<ClockSummary> clocks_gemm_alone, clocks_a2a_alone, clocks_together;
 };
 
 inline double median(const std::vector<double>& v) { return fg::quantile(v, 0.5); }

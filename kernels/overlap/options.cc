@@ -21,6 +21,8 @@ void print_usage() {
       "  --window-ms X     each stream's work alone per window (default 30)\n"
       "  --reps N          windows of each kind per case (default 5)\n"
       "  --compact         JSON on one line\n"
+      "  --sample-clocks   GPU 0's SM clock, power and power-cap state (NVML, every ms) over every window;\n"
+      "                    each case gets its GEMM-alone, all-to-all-alone and together windows' clocks\n"
       "  --profile-ranges  wrap the first rep's GEMM-alone, all-to-all-alone and together windows of each\n"
       "                    k > 0 in cudaProfilerStart/Stop (three ranges per k, in that order), for\n"
       "                    ncu --replay-mode app-range (kernels/overlap/measure_dram_ranges.sh)\n",
@@ -34,6 +36,7 @@ std::string parse_args(int argc, char** argv, Options& o, bool& help) {
     if (a == "--help" || a == "-h") { help = true; return ""; }
     if (a == "--compact") { o.compact = true; continue; }
     if (a == "--profile-ranges") { o.profile_ranges = true; continue; }
+    if (a == "--sample-clocks") { o.sample_clocks = true; continue; }
     if (i + 1 >= argc) return "'" + a + "' needs a value";
     const std::string v = argv[++i];
     if (a == "--json") {

@@ -19,6 +19,7 @@ struct Options {
   double window_ms = 30;
   int reps = 5;
   bool compact = false;
+  bool sample_clocks = false;  // GPU 0's SM clock and power per window (NVML, every ms)
   // Wraps the first rep's GEMM-alone, all-to-all-alone and together windows of every k > 0 in
   // cudaProfilerStart/Stop, in that order: three ranges per k for `ncu --replay-mode app-range`.
   bool profile_ranges = false;
