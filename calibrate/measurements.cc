@@ -46,7 +46,7 @@ sim::GemmShape fp8_shape(const json& c, const char* k_key, const std::string& fi
 void read_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& bench = field(d, "bench", file, "the file");
   const int sm_total = static_cast<int>(num(bench, "sm_total", file, "bench"));
-  int used = 0, other_scaling = 0, other_method = 0, unchecked = 0;
+  int used = 0, other_scaling = 0, other_method = 0, unchecked = 0, clocked = 0;
   const json& cases = field(d, "cases", file, "the file");
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
@@ -69,6 +69,7 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
     g.p90_us = num(c, "p90_us", file, where);
     if (c.contains("clocks") && num(c["clocks"], "samples", file, where + ".clocks") > 0)
       g.clock_MHz = num(c["clocks"], "sm_mhz_mean", file, where + ".clocks");
+    clocked += g.clock_MHz > 0;
     g.index = static_cast<int>(i);
     g.source = source;
     set.gemms.push_back(g);
@@ -76,6 +77,7 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
   }
   std::ostringstream note;
   note << file << ": " << used << " FP8 GEMM cases (block scaling, SM partitions)";
+  if (clocked) note << ", " << clocked << " with their SM clock sampled (validate simulates them at it; fit takes every case at its one GEMM clock)";
   if (other_scaling) note << "; " << other_scaling << " with other scaling left out";
   if (other_method) note << "; " << other_method << " with SM target or green context alone left out";
   if (unchecked) note << "; " << unchecked << " unchecked left out";
