@@ -8,6 +8,6 @@ pids+=($!)
 "$nvcc" "${cu_flags[@]}" -c "$src/cluster_probe.cu" -o "$out/obj/cluster_probe.o" &
 pids+=($!)
 for p in "${pids[@]}"; do wait "$p"; done
-"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_cluster_probe" "$out"/obj/provenance.o "$out"/obj/nvml.o "$out"/obj/clock_sampler.o \
-  "$out"/obj/sm_partition.o "$out"/obj/cluster_probe.o -ldl -lpthread
+"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_cluster_probe" "$out"/obj/provenance.o "$out"/obj/nvml.o \
+  "$out"/obj/sm_partition.o "$out"/obj/cluster_probe.o -ldl
 echo "built $out/cs_cluster_probe"

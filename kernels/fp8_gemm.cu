@@ -14,18 +14,16 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
-#include <optional>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/args.h"
 #include "common/check.h"
 #include "common/clock_sampler.h"
-#include "common/nvml.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
 #include "fp8_gemm/device_buffer.h"
@@ -205,17 +203,14 @@ int run(int argc, char** argv) {
     }
   }
   fg::SmPartitions parts(0, green_limits, opt.runs);
-  std::optional<cs::kernels::Nvml> nvml;
   std::unique_ptr<cs::kernels::ClockSampler> sampler;
   if (opt.sample_clocks) {
-    nvml.emplace();
-    const auto dev = nvml->ok() ? nvml->device(gpu.pci_bus_id) : std::nullopt;
-    if (!dev) {
-      std::fprintf(stderr, "%s: --sample-clocks: NVML unusable (%s)\n", kProgram,
-                   nvml->ok() ? "no handle for the GPU's PCI bus id" : nvml->error().c_str());
-      return cs::kernels::kExitError;
+    std::string why;
+    sampler = cs::kernels::ClockSampler::open(gpu.pci_bus_id, std::chrono::milliseconds(1), why);
+    if (!sampler) {
+      std::fprintf(stderr, "%s: --sample-clocks: %s\n", kProgram, why.c_str());
+      return cs::kernels::kExitNoGpu;
     }
-    sampler = std::make_unique<cs::kernels::ClockSampler>(*nvml, *dev, std::chrono::milliseconds(1));
   }
   std::fprintf(stderr, "%s: %s, %d SMs; green contexts: minimum partition %d SMs, granularity %d\n", kProgram,
                gpu.name.c_str(), parts.info().sm_count, parts.info().min_partition_size,
@@ -340,8 +335,9 @@ int run(int argc, char** argv) {
           if (rec.scaling == fg::Scaling::kBlock) diagnose_scale_reading(ops, gemm, p->stream);
           return cs::kernels::kExitCheckFailed;
         }
-        if (sampler) sampler->start();
-        rec.timing = fg::time_gemm(gemm, *p, flush, opt.warmup, opt.runs);
+        rec.timing = fg::time_gemm(gemm, *p, flush, opt.warmup, opt.runs, [&] {
+          if (sampler) sampler->start();
+        });
         if (sampler) rec.clocks = sampler->stop();
         std::fprintf(stderr, "  %s\n", fg::deepgemm_line(rec).c_str());
         cases.push_back(rec);
@@ -363,7 +359,8 @@ int run(int argc, char** argv) {
       .field("min_partition_size", parts.info().min_partition_size)
       .field("coscheduled_alignment", parts.info().coscheduled_alignment)
       .end_object();
-  w.field("clock_sampling", opt.sample_clocks ? "NVML every 1 ms over each case's warm-up and timed runs (flushes included)"
+  w.field("clock_sampling", opt.sample_clocks ? "NVML every 1 ms over each case's timed runs (the L2 flushes between "
+                                                "them included), from the end of its warm-up"
                                               : "off");
   w.key("partitions").begin_array();
   for (int s : green_limits) {

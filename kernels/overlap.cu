@@ -24,19 +24,16 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <chrono>
-#include <optional>
-
 #include "common/args.h"
 #include "common/check.h"
 #include "common/clock_sampler.h"
-#include "common/nvml.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
 #include "fp8_gemm/device_buffer.h"
@@ -118,17 +115,14 @@ int run(int argc, char** argv) {
   std::fprintf(stderr, "%s: %d GPUs, %d SMs each, green-context granularity %d (minimum %d); all-to-all %llu B per GPU\n",
                kProgram, n, sm_info.sm_count, sm_info.coscheduled_alignment, sm_info.min_partition_size, a2a_bytes);
   ov::Gate gate;
-  std::optional<cs::kernels::Nvml> nvml;
   std::unique_ptr<cs::kernels::ClockSampler> sampler;
   if (opt.sample_clocks) {
-    nvml.emplace();
-    const auto dev = nvml->ok() ? nvml->device(prov.gpus.at(0).pci_bus_id) : std::nullopt;
-    if (!dev) {
-      std::fprintf(stderr, "%s: --sample-clocks: NVML unusable (%s)\n", kProgram,
-                   nvml->ok() ? "no handle for GPU 0's PCI bus id" : nvml->error().c_str());
-      return cs::kernels::kExitError;
+    std::string why;
+    sampler = cs::kernels::ClockSampler::open(prov.gpus.at(0).pci_bus_id, std::chrono::milliseconds(1), why);
+    if (!sampler) {
+      std::fprintf(stderr, "%s: --sample-clocks: %s\n", kProgram, why.c_str());
+      return cs::kernels::kExitNoGpu;
     }
-    sampler = std::make_unique<cs::kernels::ClockSampler>(*nvml, *dev, std::chrono::milliseconds(1));
   }
 
   std::vector<Case> cases;
@@ -284,10 +278,12 @@ int run(int argc, char** argv) {
       std::vector<std::vector<double>> ga(static_cast<std::size_t>(n)), gt(static_cast<std::size_t>(n)),
           aa(static_cast<std::size_t>(n)), at(static_cast<std::size_t>(n)), ms(static_cast<std::size_t>(n)),
           gspan(static_cast<std::size_t>(n)), aspan(static_cast<std::size_t>(n));
-      // Clocks drift with power and temperature (H200: 1575-1980 MHz within one run): odd reps run
-      // the windows in the reverse order, so that neither kind always follows the heavier one.
-      // Under --profile-ranges the first rep's three windows are profiler ranges (a window ends
-      // synchronised, so a range holds exactly its window's work).
+      // Clocks drift with power and temperature (H200: 1575-1980 MHz within one run), and a window
+      // starts at the clock the one before it left: the reps rotate the three windows (GEMMs alone,
+      // all-to-alls alone, together; then all-to-alls, together, GEMMs; then together, GEMMs,
+      // all-to-alls), so that each kind follows each other kind. Under --profile-ranges the first
+      // rep's three windows are profiler ranges, in that first order (a window ends synchronised,
+      // so a range holds exactly its window's work).
       auto ranged = [&](bool on, int n_gemm, int m_a2a) {
         if (on) CS_CUDA_CHECK(cudaProfilerStart());
         WindowStamps w = window(n_gemm, m_a2a);
@@ -295,25 +291,25 @@ int run(int argc, char** argv) {
         return w;
       };
       std::vector<cs::kernels::ClockSummary> clk_gemm, clk_a2a, clk_together;
-      bool profile_gemm_alone = false;
-      auto gemm_alone = [&] {
-        const WindowStamps wg = ranged(profile_gemm_alone, c.n_gemm, 0);
+      auto gemm_alone = [&](bool profile) {
+        const WindowStamps wg = ranged(profile, c.n_gemm, 0);
         clk_gemm.push_back(wg.clocks);
-        profile_gemm_alone = false;
         for (int d = 0; d < n; ++d) {
           const auto v = ov::op_us(wg.gemm[static_cast<std::size_t>(d)]);
           ga[static_cast<std::size_t>(d)].insert(ga[static_cast<std::size_t>(d)].end(), v.begin(), v.end());
         }
       };
-      for (int r = 0; r < opt.reps; ++r) {
-        const bool reverse = r % 2 == 1;
-        const bool profile = opt.profile_ranges && r == 0 && k > 0;
-        profile_gemm_alone = profile;
-        if (!reverse || k == 0) gemm_alone();
-        if (k == 0) continue;
+      auto a2a_alone = [&](bool profile) {
         const WindowStamps wa = ranged(profile, 0, c.m_a2a);
-        const bool last = r + 1 == opt.reps;
-        if (last) {  // the last together window is checked too
+        clk_a2a.push_back(wa.clocks);
+        for (int d = 0; d < n; ++d) {
+          const auto v = ov::op_us(wa.a2a[static_cast<std::size_t>(d)]);
+          aa[static_cast<std::size_t>(d)].insert(aa[static_cast<std::size_t>(d)].end(), v.begin(), v.end());
+        }
+      };
+      // The together window; the last one's results are checked too. Returns an exit code.
+      auto together = [&](bool profile, bool last) {
+        if (last) {
           for (int d = 0; d < n; ++d) {
             gpus[static_cast<std::size_t>(d)].parts->make_current(*comp[static_cast<std::size_t>(d)]);
             fg::poison_output(*gpus[static_cast<std::size_t>(d)].ops[si], comp[static_cast<std::size_t>(d)]->stream);
@@ -322,13 +318,10 @@ int run(int argc, char** argv) {
           a2a.poison();
         }
         const WindowStamps wt = ranged(profile, c.n_gemm, c.m_a2a);
-        clk_a2a.push_back(wa.clocks);
         clk_together.push_back(wt.clocks);
         for (int d = 0; d < n; ++d) {
           const auto ud = static_cast<std::size_t>(d);
-          auto v = ov::op_us(wa.a2a[ud]);
-          aa[ud].insert(aa[ud].end(), v.begin(), v.end());
-          v = ov::op_us(wt.gemm[ud], wt.a2a[ud]);
+          auto v = ov::op_us(wt.gemm[ud], wt.a2a[ud]);
           c.gpu[ud].gemm_ops_inside += static_cast<int>(v.size());
           gt[ud].insert(gt[ud].end(), v.begin(), v.end());
           v = ov::op_us(wt.a2a[ud], wt.gemm[ud]);
@@ -338,25 +331,39 @@ int run(int argc, char** argv) {
           gspan[ud].push_back(ov::span_us(wt.gemm[ud]));
           aspan[ud].push_back(ov::span_us(wt.a2a[ud]));
         }
-        if (last) {
-          for (int d = 0; d < n; ++d) {
-            const auto ud = static_cast<std::size_t>(d);
-            gpus[ud].parts->make_current(*comp[ud]);
-            c.gpu[ud].check_after = fg::check_output(*gpus[ud].ops[si], gemm[ud]->output_layout(), comp[ud]->stream);
-            if (!c.gpu[ud].check_after.passed) {
-              std::fprintf(stderr, "%s: GEMM check after overlap failed: %s k=%d GPU %d: %s\n", kProgram,
-                           shape.name.c_str(), k, d, c.gpu[ud].check_after.describe().c_str());
-              return cs::kernels::kExitCheckFailed;
-            }
-          }
-          const std::string why = a2a.check(seed);
-          if (!why.empty()) {
-            std::fprintf(stderr, "%s: all-to-all check after overlap failed at k=%d: %s\n", kProgram, k, why.c_str());
+        if (!last) return cs::kernels::kExitOk;
+        for (int d = 0; d < n; ++d) {
+          const auto ud = static_cast<std::size_t>(d);
+          gpus[ud].parts->make_current(*comp[ud]);
+          c.gpu[ud].check_after = fg::check_output(*gpus[ud].ops[si], gemm[ud]->output_layout(), comp[ud]->stream);
+          if (!c.gpu[ud].check_after.passed) {
+            std::fprintf(stderr, "%s: GEMM check after overlap failed: %s k=%d GPU %d: %s\n", kProgram,
+                         shape.name.c_str(), k, d, c.gpu[ud].check_after.describe().c_str());
             return cs::kernels::kExitCheckFailed;
           }
-          c.a2a_checked_after = true;
         }
-        if (reverse) gemm_alone();
+        const std::string why = a2a.check(seed);
+        if (!why.empty()) {
+          std::fprintf(stderr, "%s: all-to-all check after overlap failed at k=%d: %s\n", kProgram, k, why.c_str());
+          return cs::kernels::kExitCheckFailed;
+        }
+        c.a2a_checked_after = true;
+        return cs::kernels::kExitOk;
+      };
+      for (int r = 0; r < opt.reps; ++r) {
+        if (k == 0) {
+          gemm_alone(false);
+          continue;
+        }
+        const bool profile = opt.profile_ranges && r == 0;
+        for (int w = 0; w < 3; ++w) {
+          switch ((r + w) % 3) {
+            case 0: gemm_alone(profile); break;
+            case 1: a2a_alone(profile); break;
+            default:
+              if (const int rc = together(profile, r + 1 == opt.reps); rc != cs::kernels::kExitOk) return rc;
+          }
+        }
       }
       for (int d = 0; d < n; ++d) {
         const auto ud = static_cast<std::size_t>(d);

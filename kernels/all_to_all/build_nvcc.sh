@@ -19,6 +19,6 @@ fi
 g++ "${cxx_flags[@]}" -c "$src/all_to_all/options.cc" -o "$out/obj/options.o"
 "$nvcc" "${cu_flags[@]}" "${nccl_flags[@]}" -c "$src/all_to_all.cu" -o "$out/obj/all_to_all.o"
 for p in "${pids[@]}"; do wait "$p"; done
-"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_all_to_all" "$out"/obj/all_to_all.o "$out"/obj/provenance.o "$out"/obj/nvml.o "$out"/obj/clock_sampler.o "$out"/obj/options.o \
-  "${nccl_libs[@]}" -ldl -lpthread
+"$nvcc" -gencode=arch=compute_90a,code=sm_90a -o "$out/cs_all_to_all" "$out"/obj/all_to_all.o "$out"/obj/provenance.o "$out"/obj/nvml.o "$out"/obj/options.o \
+  "${nccl_libs[@]}" -ldl
 echo "built $out/cs_all_to_all"

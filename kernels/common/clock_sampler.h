@@ -6,6 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -15,23 +18,29 @@
 namespace cs::kernels {
 
 struct ClockSummary {
-  int samples = 0;  // 0: NVML answered nothing (the fields below are then 0)
-  double sm_mhz_mean = 0, sm_mhz_min = 0, sm_mhz_max = 0;
-  double power_w_mean = 0, power_w_max = 0;  // of the samples that had a power reading
-  double power_capped_share = 0;             // of samples with the software power cap active
-  double thermal_share = 0;                  // of samples with a thermal or hardware slowdown active
+  int samples = 0;  // SM clock readings; 0: NVML answered nothing (the fields below are then 0)
+  double sm_mhz_mean = 0, sm_mhz_median = 0, sm_mhz_min = 0, sm_mhz_max = 0;
+  // NVML's board power: on Hopper an average over about a second, so it lags a short case.
+  int power_samples = 0;
+  double power_w_mean = 0, power_w_max = 0;
+  // Shares of the samples with the software power cap, and with a hardware, thermal or power-brake
+  // slowdown, active; unknown where the driver does not report clock event reasons.
+  std::optional<double> power_capped_share, hw_or_thermal_slowdown_share;
 };
 
-// Writes `s` as one JSON object (the next value of `w`).
+// Writes `s` as one JSON object (the next value of `w`); unknown values as null.
 void write_clock_summary(JsonWriter& w, const ClockSummary& s);
 
-// Several windows as one: means and shares weighted by their samples, the extremes of all.
+// Several windows as one: means and shares weighted by their samples, the extremes of all; the
+// median is the windows' medians weighted by their samples (the samples themselves are not kept).
 ClockSummary combine(const std::vector<ClockSummary>& windows);
 
 class ClockSampler {
  public:
-  // `nvml` must outlive the sampler and be ok().
-  ClockSampler(const Nvml& nvml, nvmlDevice_t device, std::chrono::microseconds period);
+  // A sampler of the GPU at `pci_bus_id` over NVML, or nullptr with `why` set when NVML or the GPU
+  // cannot be reached.
+  static std::unique_ptr<ClockSampler> open(const std::string& pci_bus_id, std::chrono::microseconds period,
+                                            std::string& why);
   ~ClockSampler();
   ClockSampler(const ClockSampler&) = delete;
   ClockSampler& operator=(const ClockSampler&) = delete;
@@ -40,19 +49,21 @@ class ClockSampler {
   ClockSummary stop();   // ends the window: what its samples say
 
  private:
+  ClockSampler(std::unique_ptr<Nvml> nvml, nvmlDevice_t device, std::chrono::microseconds period);
   struct Sample {
     unsigned sm_mhz = 0;
     double power_w = -1;  // < 0: no reading
-    unsigned long long reasons = 0;
+    std::optional<unsigned long long> reasons;
   };
   void poll();
 
-  const Nvml& nvml_;
+  std::unique_ptr<Nvml> nvml_;
   nvmlDevice_t device_;
   std::chrono::microseconds period_;
   std::atomic<bool> running_{false};
   std::thread thread_;
-  std::vector<Sample> samples_;  // written by the thread only while running_
+  // Written by the thread between start() and the join in stop(); read only after that join.
+  std::vector<Sample> samples_;
 };
 
 }  // namespace cs::kernels

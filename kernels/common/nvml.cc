@@ -20,12 +20,13 @@ struct NvmlSignatureCheck {
   static_assert(std::is_same_v<Nvml::NvLinkStateFn, decltype(&::nvmlDeviceGetNvLinkState)>);
   static_assert(std::is_same_v<Nvml::PowerFn, decltype(&::nvmlDeviceGetEnforcedPowerLimit)>);
   static_assert(std::is_same_v<Nvml::PowerFn, decltype(&::nvmlDeviceGetPowerUsage)>);
-  static_assert(std::is_same_v<Nvml::ReasonsFn, decltype(&::nvmlDeviceGetCurrentClocksEventReasons)>);
   static_assert(NVML_CLOCK_SM == 1 && NVML_CLOCK_MEM == 2 && NVML_FEATURE_ENABLED == 1);
-  // The hardware reasons kept their older names (nvmlClocksThrottleReason*) in nvml.h.
-  static_assert(nvmlClocksEventReasonSwPowerCap == kClockEventSwPowerCap &&
+  // The older throttle-reason names and entry point are in every nvml.h; the event-reason names
+  // only from NVML 12.2 (driver 535), which an older toolkit's header lacks.
+  static_assert(std::is_same_v<Nvml::ReasonsFn, decltype(&::nvmlDeviceGetCurrentClocksThrottleReasons)>);
+  static_assert(nvmlClocksThrottleReasonSwPowerCap == kClockEventSwPowerCap &&
                 nvmlClocksThrottleReasonHwSlowdown == kClockEventHwSlowdown &&
-                nvmlClocksEventReasonSwThermalSlowdown == kClockEventSwThermal &&
+                nvmlClocksThrottleReasonSwThermalSlowdown == kClockEventSwThermal &&
                 nvmlClocksThrottleReasonHwThermalSlowdown == kClockEventHwThermal &&
                 nvmlClocksThrottleReasonHwPowerBrakeSlowdown == kClockEventHwPowerBrake);
 };

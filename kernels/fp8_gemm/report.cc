@@ -29,10 +29,13 @@ std::string deepgemm_line(const CaseRecord& c) {
                 c.timing.p90_us, c.tflops(), c.gbps());
   std::string out = line;
   if (c.clocks && c.clocks->samples > 0) {
-    std::snprintf(line, sizeof line, " | %.0f MHz (%.0f-%.0f), %.0f W, power-capped %.0f%%", c.clocks->sm_mhz_mean,
-                  c.clocks->sm_mhz_min, c.clocks->sm_mhz_max, c.clocks->power_w_mean,
-                  100 * c.clocks->power_capped_share);
+    std::snprintf(line, sizeof line, " | %.0f MHz median (%.0f-%.0f)", c.clocks->sm_mhz_median, c.clocks->sm_mhz_min,
+                  c.clocks->sm_mhz_max);
     out += line;
+    if (c.clocks->power_capped_share) {
+      std::snprintf(line, sizeof line, ", power-capped %.0f%%", 100 * *c.clocks->power_capped_share);
+      out += line;
+    }
   }
   return out;
 }

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "common/clock_sampler.h"
-
 #include "common/json_writer.h"
 #include "fp8_gemm/lt_matmul.h"
 #include "fp8_gemm/operands.h"

@@ -28,12 +28,17 @@ void enqueue_or_throw(const LtGemm& gemm, cudaStream_t stream) {
 
 }  // namespace
 
-Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, int warmup, int runs) {
+Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, int warmup, int runs,
+                 const std::function<void()>& after_warmup) {
   if (runs < 1 || static_cast<std::size_t>(runs) > p.start_events.size()) {
     throw std::runtime_error("time_gemm: " + std::to_string(runs) + " runs asked for, " +
                              std::to_string(p.start_events.size()) + " event pairs made");
   }
   for (int i = 0; i < warmup; ++i) enqueue_or_throw(gemm, p.stream);
+  if (after_warmup) {
+    CS_CUDA_CHECK(cudaStreamSynchronize(p.stream));
+    after_warmup();
+  }
   for (int i = 0; i < runs; ++i) {
     const auto u = static_cast<std::size_t>(i);
     // A different byte each time, so that no run finds the flush buffer already holding it.

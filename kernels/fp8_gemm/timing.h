@@ -2,6 +2,7 @@
 // by writing a buffer several times its size, and the distribution of the runs.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "fp8_gemm/device_buffer.h"
@@ -24,7 +25,10 @@ double quantile(std::vector<double> values, double q);
 
 // Runs `gemm` `warmup` times, then `runs` times (runs <= the partition's event pairs), each time
 // after writing all of `flush` on the same stream; the events bracket the GEMM alone (all groups).
-// p's context must be current. Throws std::runtime_error when cuBLASLt fails, CudaError on CUDA errors.
-Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, int warmup, int runs);
+// `after_warmup`, when given, is called once the warm-up runs have finished, before the timed ones
+// are queued (a clock sampler starts there). p's context must be current. Throws
+// std::runtime_error when cuBLASLt fails, CudaError on CUDA errors.
+Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, int warmup, int runs,
+                 const std::function<void()>& after_warmup = {});
 
 }  // namespace cs::kernels::fp8_gemm
