@@ -29,9 +29,9 @@ struct GemmCase {
   int sms = 0;
   double time_us = 0;                 // median over the runs
   double p10_us = 0, p90_us = 0;
-  // The SM clock NVML sampled during the case (cs_fp8_gemm --sample-clocks), 0 where not measured.
-  // Under the power cap it falls as the partition grows (1980 MHz to 48 SMs, about 1750 at 112 on
-  // an H100), so validate predicts such a case at its own clock rather than the fit's.
+  // The median SM clock NVML sampled over the case's timed runs (cs_fp8_gemm --sample-clocks), 0
+  // where not measured. Under the power cap it falls as the partition grows (large shapes on an
+  // H100: 1980 MHz to 48 SMs, about 1800 at 112), so validate predicts such a case at its clock.
   double clock_MHz = 0;
   int index = 0;                      // position in the file's "cases"
   int source = 0;                     // index into MeasurementSet::sources
