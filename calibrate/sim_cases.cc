@@ -17,7 +17,8 @@ namespace {
 // `gpus` GPUs of one node (NVLink at the profile's rate, the datasheet latency; HBM at the
 // profile's ceiling where it has one), the SMs split into the partition the case used and the
 // rest; runs `graph` and returns its makespan. The kernels run at the clocks of `load`: a sweep's
-// single kernels at their fit's clock, the overlap bench's sustained streams at the sustained one.
+// single kernels at their fit's clock (or, given as the sustained one, at the clock sampled with
+// them), the overlap bench's sustained streams at the sustained one.
 struct Node {
   Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, int partition_sms)
       : Node(p, gpu, gpus, std::vector<sim::PartitionSpec>{{"used", partition_sms}}, hw::ClockLoad::kFit) {}

@@ -4,7 +4,7 @@
 #
 #   kernels/overlap/build_nvcc.sh OUT_DIR [GENERATED_DIR]
 source "$(dirname "$0")/../common/nvcc_setup.sh"
-for f in fp8_gemm/sm_partition fp8_gemm/lt_matmul fp8_gemm/timing overlap/green_pair overlap/options; do
+for f in fp8_gemm/sm_partition fp8_gemm/lt_matmul fp8_gemm/timing overlap/green_pair overlap/options overlap/report; do
   g++ "${cxx_flags[@]}" -c "$src/$f.cc" -o "$out/obj/$(basename $f).o" &
   pids+=($!)
 done
