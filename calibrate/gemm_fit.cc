@@ -21,9 +21,13 @@ hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps) {
   return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 0.7 * hbm_GBps, 2.0};
 }
 
-double predict_us(const hw::GemmModel& m, const GemmCase& c) { return hw::gemm_model_us(m, c.shape, c.sms); }
+double predict_us(const hw::GemmModel& m, const GemmCase& c, double reference_MHz) {
+  const double slowdown = reference_MHz > 0 && c.clock_MHz > 0 ? reference_MHz / c.clock_MHz : 1.0;
+  return hw::gemm_model_us(m, c.shape, c.sms, 1.0, slowdown);
+}
 
-GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start) {
+GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start,
+                 double reference_MHz) {
   std::vector<const GemmCase*> fitted;
   for (size_t i = 0; i < cases.size(); ++i)
     if (use.empty() || use[i]) fitted.push_back(&cases[i]);
@@ -34,7 +38,7 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
   };
   const ResidualFn f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
     const hw::GemmModel m = to_model(x);
-    for (size_t i = 0; i < fitted.size(); ++i) r[static_cast<Eigen::Index>(i)] = std::log(predict_us(m, *fitted[i]) / fitted[i]->time_us);
+    for (size_t i = 0; i < fitted.size(); ++i) r[static_cast<Eigen::Index>(i)] = std::log(predict_us(m, *fitted[i], reference_MHz) / fitted[i]->time_us);
   };
   Eigen::VectorXd x0(hw::GemmModel::kParams);
   const auto a = start.to_array();
@@ -70,7 +74,7 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
   out.converged = lm.converged;
   std::vector<double> pred, meas;
   for (const GemmCase* c : fitted) {
-    pred.push_back(predict_us(out.model, *c));
+    pred.push_back(predict_us(out.model, *c, reference_MHz));
     meas.push_back(c->time_us);
   }
   out.fit = fit_stats(pred, meas);

@@ -25,10 +25,13 @@ struct GemmFit {
   std::array<bool, hw::GemmModel::kParams> constrained{};
 };
 
-// Fits on the cases whose `use` flag is set (all when `use` is empty), from `start`.
-GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start);
+// Fits on the cases whose `use` flag is set (all when `use` is empty), from `start`. The model's
+// times are at `reference_MHz` (the profile's gemm_fit_MHz; 0: none): a case with its own sampled
+// clock is predicted at it, its tiles reference / clock as long (as validate simulates it).
+GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start,
+                 double reference_MHz = 0);
 // A start from the datasheet (FP8 peak, HBM bandwidth) and typical kernel overheads.
 hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps);
-double predict_us(const hw::GemmModel& m, const GemmCase& c);
+double predict_us(const hw::GemmModel& m, const GemmCase& c, double reference_MHz = 0);
 
 }  // namespace cs::calibrate

@@ -78,7 +78,7 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
   }
   std::ostringstream note;
   note << file << ": " << used << " FP8 GEMM cases (block scaling, SM partitions)";
-  if (clocked) note << ", " << clocked << " with their SM clock sampled (validate simulates them at it where the profile has clocks; fit takes every case at its one GEMM clock)";
+  if (clocked) note << ", " << clocked << " with their SM clock sampled (fit and validate take them at it where the profile has clocks)";
   if (other_scaling) note << "; " << other_scaling << " with other scaling left out";
   if (other_method) note << "; " << other_method << " with SM target or green context alone left out";
   if (unchecked) note << "; " << unchecked << " unchecked left out";

@@ -81,11 +81,44 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   const std::vector<bool> comm_held = comm_holdout(a2a, holdout_every);
   b.gemm_held_out = static_cast<int>(std::count(gemm_held.begin(), gemm_held.end(), true));
   b.comm_held_out = static_cast<int>(std::count(comm_held.begin(), comm_held.end(), true));
-  b.gemm = fit_gemm(set.gemms, flip(gemm_held), gemm_start(gpu.fp8_dense_tflops, gpu.sms, gpu.hbm_bw_GBps));
+  hw::GpuProfile& p = b.profile;
+  // The clocks first: GEMM cases that carry their own sampled clock are fitted at it, relative to
+  // the sweep's clock the profile's GEMM times are at.
+  if (!clocks.sustained.empty() || !clocks.gemm_sweep.empty()) {
+    if (clocks.sustained.empty() || clocks.gemm_sweep.empty())
+      throw hw::UserError("calibrate fit", 0, 0, "the clocks section needs both clock logs (sustained load and the GEMM sweep)");
+    double comm_max = 0;
+    std::string comm_file;
+    for (const Provenance& s : set.sources)
+      if (s.program == "cs_all_to_all" && s.sm_clock_max_MHz > 0) {
+        comm_max = s.sm_clock_max_MHz;
+        comm_file = s.file + " (" + s.gpu + ", " + s.date_utc + ")";
+      }
+    if (comm_max <= 0) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all measurement records its GPU's maximum SM clock");
+    const auto loaded = [&](const std::string& file, double* MHz) {
+      int used = 0;
+      std::string date;
+      const std::vector<ClockSample> samples = read_clock_log(file, &date);
+      *MHz = loaded_mean_MHz(samples, &used);
+      if (used == 0) throw hw::UserError(file, 0, 0, "no sample of the clock log draws more than twice the idle power");
+      return "mean SM clock of the " + std::to_string(used) + " of " + std::to_string(samples.size()) +
+             " samples drawing over twice the lowest power: " + file + " (" + gpu.model + ", " +
+             (date.empty() ? std::string("no timestamps") : date) + ")";
+    };
+    double sus = 0, sweep = 0;
+    const std::string sus_src = loaded(clocks.sustained, &sus), sweep_src = loaded(clocks.gemm_sweep, &sweep);
+    p.clocks = hw::ClockModel{sweep, comm_max, sus};
+    p.clock_params["gemm_fit_MHz"] = {sweep, "measured", sweep_src + " (the GEMM sweep run again, its pauses and L2 flushes included)"};
+    p.clock_params["comm_fit_MHz"] = {comm_max, "measured",
+                                      "the GPU's maximum SM clock in the provenance of " + comm_file +
+                                          ": a copy kernel alone draws too little power to be clocked down"};
+    p.clock_params["sustained_MHz"] = {sus, "measured", sus_src + " (GEMMs beside copies back to back, at the power limit)"};
+  }
+  b.gemm = fit_gemm(set.gemms, flip(gemm_held), gemm_start(gpu.fp8_dense_tflops, gpu.sms, gpu.hbm_bw_GBps),
+                    p.clocks.present() ? p.clocks.gemm_fit_MHz : 0);
   b.comm = fit_comm(a2a, flip(comm_held), hw::CommModel{5, 20, 0.8 * gpu.nvlink_bw_GBps_per_direction},
                     nvlink_latency_us(gpu));
 
-  hw::GpuProfile& p = b.profile;
   p.gpu = gpu.name;
   p.gemm = b.gemm.model;
   p.comm = b.comm.model;
@@ -136,36 +169,6 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     const std::string* src[] = {&fwd, &fwd, &bwd, &bwd, &mem};
     for (int i = 0; i < hw::KernelModel::kParams; ++i)
       p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
-  }
-  if (!clocks.sustained.empty() || !clocks.gemm_sweep.empty()) {
-    if (clocks.sustained.empty() || clocks.gemm_sweep.empty())
-      throw hw::UserError("calibrate fit", 0, 0, "the clocks section needs both clock logs (sustained load and the GEMM sweep)");
-    double comm_max = 0;
-    std::string comm_file;
-    for (const Provenance& s : set.sources)
-      if (s.program == "cs_all_to_all" && s.sm_clock_max_MHz > 0) {
-        comm_max = s.sm_clock_max_MHz;
-        comm_file = s.file + " (" + s.gpu + ", " + s.date_utc + ")";
-      }
-    if (comm_max <= 0) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all measurement records its GPU's maximum SM clock");
-    const auto loaded = [&](const std::string& file, double* MHz) {
-      int used = 0;
-      std::string date;
-      const std::vector<ClockSample> samples = read_clock_log(file, &date);
-      *MHz = loaded_mean_MHz(samples, &used);
-      if (used == 0) throw hw::UserError(file, 0, 0, "no sample of the clock log draws more than twice the idle power");
-      return "mean SM clock of the " + std::to_string(used) + " of " + std::to_string(samples.size()) +
-             " samples drawing over twice the lowest power: " + file + " (" + gpu.model + ", " +
-             (date.empty() ? std::string("no timestamps") : date) + ")";
-    };
-    double sus = 0, sweep = 0;
-    const std::string sus_src = loaded(clocks.sustained, &sus), sweep_src = loaded(clocks.gemm_sweep, &sweep);
-    p.clocks = hw::ClockModel{sweep, comm_max, sus};
-    p.clock_params["gemm_fit_MHz"] = {sweep, "measured", sweep_src + " (the GEMM sweep run again, its pauses and L2 flushes included)"};
-    p.clock_params["comm_fit_MHz"] = {comm_max, "measured",
-                                      "the GPU's maximum SM clock in the provenance of " + comm_file +
-                                          ": a copy kernel alone draws too little power to be clocked down"};
-    p.clock_params["sustained_MHz"] = {sus, "measured", sus_src + " (GEMMs beside copies back to back, at the power limit)"};
   }
   if (const HbmCeiling h = fit_hbm_ceiling(set.overlaps, set.memory_bound); h.cases > 0) {
     const bool torch = h.what.rfind("PyTorch", 0) == 0;

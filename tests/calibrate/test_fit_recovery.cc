@@ -58,6 +58,37 @@ TEST_CASE("the GEMM fit recovers known parameters from synthetic timings", "[cal
   }
 }
 
+TEST_CASE("the GEMM fit recovers known parameters from timings at their own clocks", "[calibrate][fit]") {
+  // As under the power cap: the cases on many SMs run at a lower clock (cs_fp8_gemm
+  // --sample-clocks records it). Fitted at their clocks, the truth comes back; taken all at the
+  // reference clock, as before, it does not.
+  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0};
+  constexpr double kReferenceMHz = 1980;
+  std::vector<GemmCase> cases;
+  const int64_t shapes[][4] = {{64, 2112, 7168, 1},   {64, 7168, 16384, 1},  {128, 24576, 1536, 1}, {128, 4096, 7168, 1},
+                               {4096, 2112, 7168, 1}, {4096, 7168, 2048, 1}, {4096, 32768, 512, 1}, {4096, 7168, 16384, 1},
+                               {8192, 4096, 7168, 4}, {4096, 7168, 2048, 8}, {24576, 1536, 4096, 1}, {64, 4096, 65536, 1}};
+  for (const auto& s : shapes)
+    for (int sms : {16, 32, 48, 64, 80, 96, 112, 132}) {
+      GemmCase c;
+      c.name = "synthetic";
+      c.shape = cs::sim::GemmShape{s[0], s[1], s[2], cs::sim::DType::kFp8, static_cast<int>(s[3])};
+      c.sms = sms;
+      c.clock_MHz = sms <= 48 ? 1980 : 1980 - 3.0 * (sms - 48);  // 1728 MHz on 132 SMs
+      c.time_us = predict_us(truth, c, kReferenceMHz);
+      cases.push_back(c);
+    }
+  const GemmFit fit = fit_gemm(cases, {}, gemm_start(1979, 132, 4800), kReferenceMHz);
+  CHECK(fit.fit.worst_error < 1e-4);
+  const auto got = fit.model.to_array(), want = truth.to_array();
+  for (int i = 0; i < cs::hw::GemmModel::kParams; ++i) {
+    INFO(cs::hw::GemmModel::param_name(i));
+    CHECK(got[i] == Approx(want[i]).epsilon(1e-3));
+  }
+  const GemmFit one_clock = fit_gemm(cases, {}, gemm_start(1979, 132, 4800));
+  CHECK(one_clock.fit.worst_error > 0.02);
+}
+
 TEST_CASE("the all-to-all fit recovers launch time, per-SM copy rate and NVLink bandwidth", "[calibrate][fit]") {
   const cs::hw::CommModel truth{7.0, 40.0, 300.0};
   std::vector<AllToAllCase> cases;
