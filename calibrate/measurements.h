@@ -31,7 +31,7 @@ struct GemmCase {
   double p10_us = 0, p90_us = 0;
   // The median SM clock NVML sampled over the case's timed runs (cs_fp8_gemm --sample-clocks), 0
   // where not measured. Under the power cap it falls as the partition grows (large shapes on an
-  // H100: 1980 MHz to 48 SMs, about 1800 at 112), so validate predicts such a case at its clock.
+  // H100: 1980 MHz to 48 SMs, about 1800 at 112), so fit and validate take such a case at it.
   double clock_MHz = 0;
   int index = 0;                      // position in the file's "cases"
   int source = 0;                     // index into MeasurementSet::sources

@@ -69,7 +69,7 @@ void print_usage() {
       "  --runs N           timed runs per case, at least 20 (default 30)\n"
       "  --warmup N         untimed runs first (default 3)\n"
       "  --flush-mib N      buffer written before each run to make L2 cold (default 256)\n"
-      "  --sample-clocks    poll the SM clock, power and power-cap state (NVML, every ms) during each case\n"
+      "  --sample-clocks    poll the SM clock, power and power-cap state (NVML, every ms) over each case's timed runs\n"
       "  --compact          JSON on one line\n"
       "Exit codes: 0 done, 1 error, 2 no usable GPU or driver, 3 a result disagreed with the reference.\n",
       kProgram, kSchemaVersion);
