@@ -11,13 +11,8 @@
 #   kernels/measure_gpu.sh OUT_DIR [GENERATED_DIR]     e.g. kernels/measure_gpu.sh $OUT build/generated
 # Exits 1 when a build or a bench failed (the others still run), else 0.
 set -uo pipefail
-out=${1:?usage: measure_gpu.sh OUT_DIR [GENERATED_DIR]}
-gen=(${2:+"$2"})
-failed=0
 here=$(cd "$(dirname "$0")" && pwd)
-bin=$(mktemp -d)
-mkdir -p "$out"
-"$here/common/gpu_snapshot.sh" "$out/nvidia-smi.txt"
+source "$here/common/plan_setup.sh"
 
 "$here/fp8_gemm/build_nvcc.sh" "$bin/g" "${gen[@]}" > "$out/build.log" 2>&1 &
 b1=$!

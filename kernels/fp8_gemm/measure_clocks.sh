@@ -10,14 +10,9 @@
 #   kernels/fp8_gemm/measure_clocks.sh OUT_DIR [GENERATED_DIR]
 # Exits 1 when the build or a run failed (the other run still goes), else 0.
 set -uo pipefail
-out=${1:?usage: measure_clocks.sh OUT_DIR [GENERATED_DIR]}
-gen=(${2:+"$2"})
 here=$(cd "$(dirname "$0")" && pwd)
-bin=$(mktemp -d)
-mkdir -p "$out"
-"$here/../common/gpu_snapshot.sh" "$out/nvidia-smi.txt"
+source "$here/../common/plan_setup.sh"
 "$here/build_nvcc.sh" "$bin" "${gen[@]}" > "$out/build.log" 2>&1 || { echo "cs_fp8_gemm build failed (build.log)"; exit 1; }
-failed=0
 falling=132,128,120,112,104,96,88,80,72,64,56,48,40,32,24,16
 rising=16,24,32,40,48,56,64,72,80,88,96,104,112,120,128,132
 for order in falling rising; do

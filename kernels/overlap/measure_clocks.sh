@@ -8,14 +8,9 @@
 #   kernels/overlap/measure_clocks.sh OUT_DIR [GENERATED_DIR]
 # Exits 1 when the build or a run failed (the other run still goes), else 0.
 set -uo pipefail
-out=${1:?usage: measure_clocks.sh OUT_DIR [GENERATED_DIR]}
-gen=(${2:+"$2"})
 here=$(cd "$(dirname "$0")" && pwd)
-bin=$(mktemp -d)
-mkdir -p "$out"
-"$here/../common/gpu_snapshot.sh" "$out/nvidia-smi.txt"
+source "$here/../common/plan_setup.sh"
 "$here/build_nvcc.sh" "$bin" "${gen[@]}" > "$out/build.log" 2>&1 || { echo "cs_overlap build failed (build.log)"; exit 1; }
-failed=0
 for ms in 30 100; do
   t0=$SECONDS
   "$bin/cs_overlap" --sample-clocks --window-ms "$ms" --json "$out/overlap_clocks_${ms}ms.json" \

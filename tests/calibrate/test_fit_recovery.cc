@@ -30,11 +30,15 @@ TEST_CASE("Levenberg-Marquardt recovers an exponential decay's three parameters"
   CHECK(r.cost < 1e-12);
 }
 
-TEST_CASE("the GEMM fit recovers known parameters from synthetic timings", "[calibrate][fit]") {
-  // Every regime is present: small m with deep k (split-K and its reduction), large m on few and
-  // many SMs (per-SM rate, chip cap), grouped shapes, short k (tile overhead, launch), and a
-  // shape whose compulsory bytes outlast its tiles (the HBM floor: m = 64, k = 65536).
-  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0};
+namespace {
+
+// The synthetic sweep: every regime of the GEMM model present (small m with deep k: split-K and
+// its reduction; large m on few and many SMs: per-SM rate, chip cap; grouped shapes; short k:
+// tile overhead, launch; m = 64, k = 65536: compulsory bytes outlast the tiles, the HBM floor),
+// on 8 SM counts, timed by `truth` at each case's clock (`clock_MHz(sms)`, 0: none) against
+// `reference_MHz`.
+template <typename ClockFn>
+std::vector<GemmCase> synthetic_sweep(const cs::hw::GemmModel& truth, double reference_MHz, ClockFn clock_MHz) {
   std::vector<GemmCase> cases;
   const int64_t shapes[][4] = {{64, 2112, 7168, 1},   {64, 7168, 16384, 1},  {128, 24576, 1536, 1}, {128, 4096, 7168, 1},
                                {4096, 2112, 7168, 1}, {4096, 7168, 2048, 1}, {4096, 32768, 512, 1}, {4096, 7168, 16384, 1},
@@ -45,9 +49,18 @@ TEST_CASE("the GEMM fit recovers known parameters from synthetic timings", "[cal
       c.name = "synthetic";
       c.shape = cs::sim::GemmShape{s[0], s[1], s[2], cs::sim::DType::kFp8, static_cast<int>(s[3])};
       c.sms = sms;
-      c.time_us = predict_us(truth, c);
+      c.clock_MHz = clock_MHz(sms);
+      c.time_us = predict_us(truth, c, reference_MHz);
       cases.push_back(c);
     }
+  return cases;
+}
+
+}  // namespace
+
+TEST_CASE("the GEMM fit recovers known parameters from synthetic timings", "[calibrate][fit]") {
+  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0};
+  const std::vector<GemmCase> cases = synthetic_sweep(truth, 0, [](int) { return 0.0; });
   const GemmFit fit = fit_gemm(cases, {}, gemm_start(1979, 132, 4800));
   CHECK(fit.fit.worst_error < 1e-4);
   for (int i = 0; i < cs::hw::GemmModel::kParams; ++i) CHECK(fit.constrained[i]);
@@ -64,20 +77,9 @@ TEST_CASE("the GEMM fit recovers known parameters from timings at their own cloc
   // reference clock, as before, it does not.
   const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0};
   constexpr double kReferenceMHz = 1980;
-  std::vector<GemmCase> cases;
-  const int64_t shapes[][4] = {{64, 2112, 7168, 1},   {64, 7168, 16384, 1},  {128, 24576, 1536, 1}, {128, 4096, 7168, 1},
-                               {4096, 2112, 7168, 1}, {4096, 7168, 2048, 1}, {4096, 32768, 512, 1}, {4096, 7168, 16384, 1},
-                               {8192, 4096, 7168, 4}, {4096, 7168, 2048, 8}, {24576, 1536, 4096, 1}, {64, 4096, 65536, 1}};
-  for (const auto& s : shapes)
-    for (int sms : {16, 32, 48, 64, 80, 96, 112, 132}) {
-      GemmCase c;
-      c.name = "synthetic";
-      c.shape = cs::sim::GemmShape{s[0], s[1], s[2], cs::sim::DType::kFp8, static_cast<int>(s[3])};
-      c.sms = sms;
-      c.clock_MHz = sms <= 48 ? 1980 : 1980 - 3.0 * (sms - 48);  // 1728 MHz on 132 SMs
-      c.time_us = predict_us(truth, c, kReferenceMHz);
-      cases.push_back(c);
-    }
+  const std::vector<GemmCase> cases = synthetic_sweep(truth, kReferenceMHz, [](int sms) {
+    return sms <= 48 ? 1980.0 : 1980.0 - 3.0 * (sms - 48);  // 1728 MHz on 132 SMs
+  });
   const GemmFit fit = fit_gemm(cases, {}, gemm_start(1979, 132, 4800), kReferenceMHz);
   CHECK(fit.fit.worst_error < 1e-4);
   const auto got = fit.model.to_array(), want = truth.to_array();
