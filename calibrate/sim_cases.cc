@@ -16,21 +16,21 @@ namespace {
 
 // `gpus` GPUs of one node (NVLink at the profile's rate, the datasheet latency; HBM at the
 // profile's ceiling where it has one), the SMs split into the partition the case used and the
-// rest; runs `graph` and returns its makespan. The kernels run at the clocks of `load`: a sweep's
-// single kernels at their fit's clock (or, given as the sustained one, at the clock sampled with
-// them), the overlap bench's sustained streams at the sustained one.
+// rest; runs `graph` and returns its makespan. The kernels run at an SM clock of `running_MHz`:
+// 0 for a sweep's single kernels (their fit's clock), the clock sampled with a case where it has
+// one, the sustained one for the overlap bench's streams.
 struct Node {
-  Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, int partition_sms)
-      : Node(p, gpu, gpus, std::vector<sim::PartitionSpec>{{"used", partition_sms}}, hw::ClockLoad::kFit) {}
+  Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, int partition_sms, double running_MHz = 0)
+      : Node(p, gpu, gpus, std::vector<sim::PartitionSpec>{{"used", partition_sms}}, running_MHz) {}
   // Partitions as given; the SMs they leave form one more, idle.
   Node(const hw::GpuProfile& p, const hw::GpuSpec& gpu, int gpus, std::vector<sim::PartitionSpec> parts,
-       hw::ClockLoad load)
+       double running_MHz)
       : net(engine),
         fabric(net, hw::SwitchFabricSpec{gpus, sim::Bandwidth::gbytes_per_s(p.comm.nvlink_GBps),
                                          sim::Time::from_seconds_ceil(gpu.nvlink_lat_ns * 1e-9),
                                          sim::Bandwidth::gbytes_per_s(p.memory.present() ? p.memory.hbm_GBps
                                                                                          : gpu.hbm_bw_GBps)}),
-        cost(gpu, p, load) {
+        cost(gpu, p, running_MHz) {
     int used = 0;
     for (const auto& part : parts) used += part.sms;
     if (used < gpu.sms) parts.push_back({"rest", gpu.sms - used});
@@ -52,13 +52,7 @@ struct Node {
 sim::Time simulate_gemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const GemmCase& c) {
   sim::OpGraph g;
   g.add_gemm(g.add_stream(0, 0, "gemm"), c.shape, "gemm");
-  if (c.clock_MHz > 0 && p.clocks.present()) {
-    // Measured at its own clock: the tiles run at the fit's clock / that clock.
-    hw::GpuProfile at_case = p;
-    at_case.clocks.sustained_MHz = c.clock_MHz;
-    return Node(at_case, gpu, 1, {{"used", c.sms}}, hw::ClockLoad::kSustained).run(g).makespan;
-  }
-  return Node(p, gpu, 1, c.sms).run(g).makespan;
+  return Node(p, gpu, 1, c.sms, c.clock_MHz).run(g).makespan;
 }
 
 sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k) {
@@ -80,7 +74,7 @@ sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, c
 OverlapRun simulate_overlap(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const OverlapCase& c) {
   // The bench's all-to-all runs `ctas` CTAs, one per SM, on a green context of comm_sms >= ctas
   // SMs (whole granules): the copy has `ctas` SMs, the GEMM its own partition.
-  Node node(p, gpu, c.gpus, {{"comm", c.ctas}, {"gemm", c.compute_sms}}, hw::ClockLoad::kSustained);
+  Node node(p, gpu, c.gpus, {{"comm", c.ctas}, {"gemm", c.compute_sms}}, p.clocks.sustained_MHz);
   sim::OpGraph g;
   std::vector<sim::StreamId> comm;
   for (int i = 0; i < c.gpus; ++i) comm.push_back(g.add_stream(i, 0, "all_to_all"));

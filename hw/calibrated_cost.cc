@@ -10,11 +10,21 @@
 namespace cs::hw {
 
 CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad load)
+    : CalibratedCost(gpu, std::move(profile), 0.0) {
+  if (load == ClockLoad::kSustained && profile_.clocks.present()) {
+    running_MHz_ = profile_.clocks.sustained_MHz;
+    gemm_slowdown_ = profile_.clocks.gemm_fit_MHz / running_MHz_;
+    comm_slowdown_ = profile_.clocks.comm_fit_MHz / running_MHz_;
+  }
+}
+
+CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, double running_MHz)
     : gpu_(gpu), profile_(std::move(profile)), roofline_(gpu, RooflineParams{}) {
   const ClockModel& c = profile_.clocks;
-  if (load == ClockLoad::kSustained && c.present()) {
-    gemm_slowdown_ = c.gemm_fit_MHz / c.sustained_MHz;
-    comm_slowdown_ = c.comm_fit_MHz / c.sustained_MHz;
+  if (running_MHz > 0 && c.present()) {
+    running_MHz_ = running_MHz;
+    gemm_slowdown_ = c.gemm_fit_MHz / running_MHz;
+    comm_slowdown_ = c.comm_fit_MHz / running_MHz;
   }
   const MemoryModel& m = profile_.memory;
   // The catalog's L2 "MB" is NVIDIA's: MiB (the H100 reports 52428800 bytes).
@@ -25,8 +35,8 @@ std::string CalibratedCost::describe() const {
   std::string clocks;
   if (gemm_slowdown_ != 1 || comm_slowdown_ != 1) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "; sustained SM clock %.0f MHz (GEMM tiles x%.3f, copies x%.3f)",
-                  profile_.clocks.sustained_MHz, gemm_slowdown_, comm_slowdown_);
+    std::snprintf(buf, sizeof buf, "; sustained SM clock %.0f MHz (GEMM tiles x%.3f, copies x%.3f)", running_MHz_,
+                  gemm_slowdown_, comm_slowdown_);
     clocks = buf;
   }
   return "calibrated profile " + profile_.gpu + " (" + profile_.file +

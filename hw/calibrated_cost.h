@@ -21,6 +21,9 @@ enum class ClockLoad { kFit, kSustained };
 class CalibratedCost : public sim::CostModel {
  public:
   CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad load = ClockLoad::kSustained);
+  // Kernels at an SM clock of `running_MHz` (a measured case's own): GEMM tiles and copies take
+  // fit clock / running_MHz as long. 0, or a profile without a clocks section: the fits' clocks.
+  CalibratedCost(const GpuSpec& gpu, GpuProfile profile, double running_MHz);
   std::string describe() const override;
   bool calibrated() const override { return true; }
   sim::ComputeCost gemm_cost(int gpu, const sim::GemmShape& g) const override;
@@ -43,6 +46,7 @@ class CalibratedCost : public sim::CostModel {
   GpuSpec gpu_;
   GpuProfile profile_;
   RooflineCost roofline_;  // generic kernels
+  double running_MHz_ = 0;  // 0: the fits' own clocks
   double gemm_slowdown_ = 1, comm_slowdown_ = 1;
   GemmTrafficParams traffic_;  // from the profile's memory section; absent: compulsory bytes
 };
