@@ -222,6 +222,31 @@ void read_gemm_traffic(const json& d, int source, const std::string& file, Measu
   set.notes.push_back(file + ": DRAM bytes of " + std::to_string(cases.size()) + " FP8 GEMMs under Nsight Compute");
 }
 
+// calibrate/scripts/ncu_overlap_ranges.py's summary of the overlap bench under Nsight Compute.
+void read_overlap_traffic(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = field(d, "cases", file, "the file");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    OverlapTrafficCase t;
+    t.shape = field(c, "shape", file, where).get<std::string>();
+    t.gemm = fp8_shape(c, "k_dim", file, where);
+    t.compute_sms = static_cast<int>(num(c, "compute_sms", file, where));
+    t.copy_sms = static_cast<int>(num(c, "k", file, where));
+    t.gemm_alone_bytes = num(c, "gemm_alone_dram_bytes", file, where);
+    t.gemm_together_bytes = num(c, "gemm_together_dram_bytes", file, where);
+    t.copy_bytes = num(c, "copy_alone_dram_bytes", file, where);
+    if (t.gemm.m <= 0 || t.gemm.n <= 0 || t.gemm.k <= 0 || t.gemm.groups <= 0 || t.compute_sms <= 0 || t.copy_sms <= 0 ||
+        !(t.gemm_alone_bytes > 0) || !(t.gemm_together_bytes > 0) || !(t.copy_bytes > 0))
+      throw hw::UserError(file, 0, 0, where + ": a case needs positive m, n, k_dim, groups, SMs and bytes");
+    t.index = static_cast<int>(i);
+    t.source = source;
+    set.overlap_traffic.push_back(t);
+  }
+  set.notes.push_back(file + ": DRAM bytes of " + std::to_string(cases.size()) +
+                      " overlap cases (GEMMs alone and beside the copy) under Nsight Compute");
+}
+
 }  // namespace
 
 void read_measurements(const std::string& path, MeasurementSet& set) {
@@ -248,9 +273,10 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else if (p.program == "kernels/torch/attention_bench.py") read_attention(d, source, path, set);
     else if (p.program == "kernels/torch/memory_bound.py") read_memory_bound(d, source, path, set);
     else if (p.program == "ncu_dram_bytes") read_gemm_traffic(d, source, path, set);
+    else if (p.program == "ncu_overlap_ranges") read_overlap_traffic(d, source, path, set);
     else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
                                          "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py, "
-                                         "ncu_dram_bytes)");
+                                         "ncu_dram_bytes, ncu_overlap_ranges)");
     set.sources.push_back(p);
   } catch (const json::exception& e) {
     throw hw::UserError(path, 0, 0, std::string("unexpected JSON content: ") + e.what());

@@ -98,6 +98,19 @@ struct GemmTrafficCase {
   int source = 0;
 };
 
+// The overlap bench's windows as Nsight Compute ranges (calibrate/scripts/ncu_overlap_ranges.py):
+// one GEMM's DRAM bytes alone and beside the copy, and one copy's alone. The file's times are the
+// profiler's (clocks locked to base) and are not read: rates come from the bench's own run.
+struct OverlapTrafficCase {
+  std::string shape;
+  sim::GemmShape gemm;  // groups as launched; bytes are the whole kernel's
+  int compute_sms = 0, copy_sms = 0;
+  double gemm_alone_bytes = 0, gemm_together_bytes = 0;
+  double copy_bytes = 0;  // one copy's DRAM bytes alone (it reads and writes its payload)
+  int index = 0;
+  int source = 0;
+};
+
 struct MeasurementSet {
   std::vector<Provenance> sources;
   std::vector<GemmCase> gemms;
@@ -106,6 +119,7 @@ struct MeasurementSet {
   std::vector<AttentionCase> attentions;
   std::vector<MemoryBoundCase> memory_bound;
   std::vector<GemmTrafficCase> gemm_traffic;
+  std::vector<OverlapTrafficCase> overlap_traffic;
   std::vector<std::string> notes;  // what was read and what was left out, and why
 };
 

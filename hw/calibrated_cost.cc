@@ -51,30 +51,54 @@ double CalibratedCost::mma_scale(sim::DType t) const {
 }
 
 sim::ComputeCost CalibratedCost::gemm_cost(int, const sim::GemmShape& g) const {
-  return sim::ComputeCost{gemm_model_max_sms(g, gpu_.sms), gemm_hbm_bytes(0, g, 1.0)};
+  const int sms = gemm_model_max_sms(g, gpu_.sms);
+  return sim::ComputeCost{sms, traffic_bytes(g, sms, 1.0, kNoSkewLoss)};
 }
 
-double CalibratedCost::gemm_hbm_bytes(int, const sim::GemmShape& g, double l2_share) const {
+double CalibratedCost::gemm_hbm_bytes(int gpu, const sim::GemmShape& g, int sms, double others_Bps) const {
+  sms = std::clamp(sms, 1, gpu_.sms);
+  const double alone = traffic_bytes(g, sms, 1.0, kNoSkewLoss);
+  if (!traffic_.present() || !(others_Bps > 0)) return alone;
+  // L2 is an LRU cache shared by every kernel's traffic: each holds a share in proportion to the
+  // lines it brings in. The GEMM's own is its traffic alone over its time (a local copy's is
+  // twice its bytes: it reads and writes through L2). A line then stays for the cache over the
+  // total rate, against the spread of a wave's tile phases (hw/gemm_traffic.h).
+  const double t = gemm_time(gpu, g, sms).to_seconds();
+  if (!(t > 0)) return alone;
+  const double own = alone / t, total = own + others_Bps;
+  double residency_over_skew = kNoSkewLoss;
+  // Tiles longer than any the spread was measured on keep the longest one's spread.
+  if (const MemoryModel& m = profile_.memory; m.l2_wave_skew > 0) {
+    const double tile_us = std::min(gemm_model_tile_us(profile_.gemm, g, sms, mma_scale(g.dtype), gemm_slowdown_),
+                                    m.l2_skew_max_tile_us);
+    residency_over_skew = traffic_.l2_bytes / total / (m.l2_wave_skew * tile_us * 1e-6);
+  }
+  return traffic_bytes(g, sms, own / total, residency_over_skew);
+}
+
+double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2_share, double residency_over_skew) const {
   constexpr int kSteps = 32;
-  // Shares are rounded up to 32ths (at most 1/32 of the L2 more than the share) so that a step's
-  // GEMMs hit the cache; a share that is not a number counts as the whole L2.
+  // Shares and residencies are rounded up to 32ths (at most 1/32 of the L2 more than the share)
+  // so that a step's GEMMs hit the cache; a share that is not a number counts as the whole L2.
   const double share = std::isnan(l2_share) ? 1.0 : std::clamp(l2_share, 0.0, 1.0);
   const int steps = std::max(1, static_cast<int>(std::ceil(share * kSteps)));
-  // The raster's waves span every SM of the GPU: a kernel on a partition gets its SMs only once
-  // it runs, and the reuse between waves barely depends on their width.
+  const int residency_steps = residency_over_skew >= 1 || std::isnan(residency_over_skew)
+                                  ? kSteps
+                                  : std::max(0, static_cast<int>(std::ceil(residency_over_skew * kSteps)));
   GemmTrafficParams t = traffic_;
   t.l2_bytes *= static_cast<double>(steps) / kSteps;
+  if (residency_steps < kSteps) t.residency_over_skew = static_cast<double>(residency_steps) / kSteps;
   // One cache for the process: a step asks for the same few shapes many times, and every point
   // of a sweep asks for the same ones again. The bytes are a function of the key alone.
-  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int, double>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int, double, int>;
   static std::mutex mutex;
   static std::map<Key, double> cache;
-  const Key key{g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), gpu_.sms, t.swizzle_n_blocks, t.l2_bytes};
+  const Key key{g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), sms, t.swizzle_n_blocks, t.l2_bytes, residency_steps};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const double bytes = gemm_dram_bytes(g, gpu_.sms, t);
+  const double bytes = gemm_dram_bytes(g, sms, t);
   const std::lock_guard<std::mutex> lock(mutex);
   return cache.emplace(key, bytes).first->second;
 }

@@ -5,6 +5,7 @@
 // and describe() says so.
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "hw/gemm_traffic.h"
@@ -28,7 +29,7 @@ class CalibratedCost : public sim::CostModel {
   bool calibrated() const override { return true; }
   sim::ComputeCost gemm_cost(int gpu, const sim::GemmShape& g) const override;
   sim::Time gemm_time(int gpu, const sim::GemmShape& g, int sms) const override;
-  double gemm_hbm_bytes(int gpu, const sim::GemmShape& g, double l2_share) const override;
+  double gemm_hbm_bytes(int gpu, const sim::GemmShape& g, int sms, double others_Bps) const override;
   sim::ComputeCost compute_cost(int gpu, const sim::GenericCompute& c) const override;
   sim::Time compute_time(int gpu, const sim::GenericCompute& c, int sms) const override;
   sim::Bandwidth comm_copy_rate(int gpu, int sms) const override;
@@ -43,6 +44,11 @@ class CalibratedCost : public sim::CostModel {
   double comm_clock_slowdown() const { return comm_slowdown_; }
 
  private:
+  static constexpr double kNoSkewLoss = std::numeric_limits<double>::infinity();
+  // The GEMM's HBM bytes in waves of `sms` tiles with `l2_share` of its L2 and a line's residency
+  // over its wave's phase spread (hw/gemm_traffic.h); cached for the process.
+  double traffic_bytes(const sim::GemmShape& g, int sms, double l2_share, double residency_over_skew) const;
+
   GpuSpec gpu_;
   GpuProfile profile_;
   RooflineCost roofline_;  // generic kernels

@@ -41,19 +41,25 @@ double gemm_compulsory_bytes(const sim::GemmShape& g) {
                      static_cast<double>(g.m) * g.n * out);
 }
 
-double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale, double clock_slowdown) {
+double gemm_model_tile_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale, double clock_slowdown) {
   sms = std::max(1, sms);
   const int64_t tiles = gemm_model_tiles(g);
   // Too few tiles for the SMs and a deep k: the library splits k over two SMs per tile, each
   // computing a k/2 slice.
   const int64_t split = split_k(g, tiles, sms);
-  const int64_t units = tiles * split;
-  const double waves = static_cast<double>(ceil_div(units, sms));
-  const double busy = static_cast<double>(std::min<int64_t>(units, sms));
+  const double busy = static_cast<double>(std::min<int64_t>(tiles * split, sms));
   const double rate_tflops = mma_scale * std::min(p.sm_tflops, p.chip_tflops / busy);
   const double k = static_cast<double>(g.k) / static_cast<double>(split);
   const double mma_us = 2.0 * kTileM * kTileN * k / (rate_tflops * 1e6);
-  const double tiled_us = waves * (p.tile_us + mma_us) * clock_slowdown;
+  return (p.tile_us + mma_us) * clock_slowdown;
+}
+
+double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale, double clock_slowdown) {
+  sms = std::max(1, sms);
+  const int64_t tiles = gemm_model_tiles(g);
+  const int64_t split = split_k(g, tiles, sms);
+  const double waves = static_cast<double>(ceil_div(tiles * split, sms));
+  const double tiled_us = waves * gemm_model_tile_us(p, g, sms, mma_scale, clock_slowdown);
   const double hbm_us = gemm_compulsory_bytes(g) / (p.hbm_GBps * 1e3);
   return p.launch_us + std::max(tiled_us, hbm_us) + (split > 1 ? p.split_k_us : 0.0);
 }

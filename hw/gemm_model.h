@@ -50,6 +50,9 @@ struct GemmModel {
 // stretches the SM-clock-bound tiles; launch and the HBM bound keep their time.
 double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale = 1.0,
                      double clock_slowdown = 1.0);
+// The time of one unit of a wave (a tile, or a tile's k slice when split) on `sms` SMs.
+double gemm_model_tile_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale = 1.0,
+                          double clock_slowdown = 1.0);
 // Tiles of the shape.
 int64_t gemm_model_tiles(const sim::GemmShape& g);
 // The SMs the kernel can use at most on a GPU of `sms` SMs: its tiles, times the k-split it takes

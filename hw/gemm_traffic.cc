@@ -1,6 +1,7 @@
 #include "hw/gemm_traffic.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <list>
 #include <unordered_map>
@@ -66,8 +67,28 @@ double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams
   const auto key = [](uint64_t kind, uint64_t index) { return kind << 62 | index; };
   uint64_t next_c = 0;
   double read = 0;
+  // The share of a wave's later reads of a panel that miss (1 - T/S), and the wave's panel keys.
+  const double lost = std::isfinite(p.residency_over_skew) ? std::clamp(1 - p.residency_over_skew, 0.0, 1.0) : 0.0;
+  std::vector<uint64_t> wave_panels;
+  // Expected fetches of the wave's shared panels beyond their first read (see the header).
+  const auto refetched = [&] {
+    std::sort(wave_panels.begin(), wave_panels.end());
+    double bytes = 0;
+    for (size_t a = 0; a < wave_panels.size();) {
+      size_t b = a;
+      while (b < wave_panels.size() && wave_panels[b] == wave_panels[a]) ++b;
+      if (const size_t n = b - a; n > 1) {
+        const uint64_t index = wave_panels[a] & ((uint64_t{1} << 62) - 1);
+        const double panel = (wave_panels[a] >> 62) == 1 ? a_panel(static_cast<int64_t>(index)) : b_panel(static_cast<int64_t>(index));
+        bytes += panel * static_cast<double>(n - 1) * std::pow(lost, static_cast<double>(n));
+      }
+      a = b;
+    }
+    return bytes;
+  };
   for (int64_t first = 0; first < tiles; first += wave) {
     const int64_t last = std::min(tiles, first + wave);
+    wave_panels.clear();
     for (int64_t t = first; t < last; ++t) {
       // Raster position t -> (m-tile i, n-tile j); every band but the last is full.
       const int64_t band = t / band_tiles, band_start = band * p.swizzle_n_blocks;
@@ -76,7 +97,12 @@ double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams
       const int64_t i = in_band / width, j = band_start + in_band % width;
       if (const double b = a_panel(i); !l2.access(key(1, i), b)) read += b;
       if (const double b = b_panel(j); !l2.access(key(2, j), b)) read += b;
+      if (lost > 0) {
+        wave_panels.push_back(key(1, i));
+        wave_panels.push_back(key(2, j));
+      }
     }
+    if (lost > 0) read += refetched();
     for (int64_t t = first; t < last; ++t) l2.access(key(3, next_c++), c_tile);
     l2.evict_to_capacity();
   }

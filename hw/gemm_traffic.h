@@ -11,7 +11,19 @@
 // (written back through it): a panel still cached when a later wave needs it costs nothing. C is
 // written once. Groups run one after another and share no panel: each reads what one does.
 // Split-K (small-m shapes) and partial edge output tiles are not modelled.
+//
+// A wave's tiles do not read a shared panel at one instant: they run out of phase, their phases
+// spread over a span S (a profile's `l2_wave_skew` tile times), and every read of a line keeps it
+// in L2 for its residency T (the L2 it holds over the rate lines come in). A tile whose read of a shared panel
+// comes more than one residency after the last read fetches it again. Alone, a line outlives a
+// tile and nothing changes; beside a heavy copy it does not (calibrate/data/h200/
+// overlap_dram_ranges.json: the GEMMs read 1.7 times their bytes beside a 48-SM copy). With n
+// readers at phases uniform over the spread S, the expected fetches beyond the first are
+// (n - 1)(1 - T/S)^n for T < S (of n uniform points, each of the n - 1 gaps exceeds T with
+// probability (1 - T/S)^n).
 #pragma once
+
+#include <limits>
 
 #include "sim/op_graph.h"
 
@@ -20,6 +32,9 @@ namespace cs::hw {
 struct GemmTrafficParams {
   int swizzle_n_blocks = 0;  // n-tiles per raster band; 0: no traffic model (compulsory bytes)
   double l2_bytes = 0;       // L2 one kernel's operands can reuse
+  // A line's L2 residency over the spread of a wave's tile phases (T / S above); >= 1 or not
+  // finite: a panel the wave shares is read once.
+  double residency_over_skew = std::numeric_limits<double>::infinity();
   bool present() const { return swizzle_n_blocks > 0 && l2_bytes > 0; }
 };
 

@@ -26,7 +26,8 @@ const char* ClockModel::param_name(int i) {
 
 const char* MemoryModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"hbm_GBps", "saturation_exponent", "l2_reuse_share",
-                                                  "gemm_swizzle_n_blocks"};
+                                                  "gemm_swizzle_n_blocks", "l2_wave_skew",
+                                                  "l2_skew_max_tile_us"};
   return kNames[i];
 }
 
@@ -108,8 +109,9 @@ GpuProfile parse_profile(const YamlNode& root) {
   if (const auto k = m.optional("memory")) {
     double v[MemoryModel::kParams] = {};
     p.memory_params = parse_params<MemoryModel::kParams>(*k, &MemoryModel::param_name, v, 1);
-    p.memory = MemoryModel{v[0], v[1], v[2], v[3]};
-    const YamlMap mm(*k, {"hbm_GBps", "saturation_exponent", "l2_reuse_share", "gemm_swizzle_n_blocks"});
+    p.memory = MemoryModel{v[0], v[1], v[2], v[3], v[4], v[5]};
+    const YamlMap mm(*k, {"hbm_GBps", "saturation_exponent", "l2_reuse_share", "gemm_swizzle_n_blocks", "l2_wave_skew",
+                          "l2_skew_max_tile_us"});
     const auto value = [&](const char* key) { return YamlMap(mm.required(key), {"value", "origin", "source"}).required("value"); };
     if (v[0] <= 0) value("hbm_GBps").fail("'memory.hbm_GBps' must be positive");
     // The fit searches 0.5 to 64; beyond that the queue is a hard ceiling in all but name.
@@ -122,6 +124,14 @@ GpuProfile parse_profile(const YamlNode& root) {
       value("l2_reuse_share").fail("'memory.l2_reuse_share' is a share of the L2: at most 1");
     if (mm.has("gemm_swizzle_n_blocks") && (v[3] != static_cast<int>(v[3]) || v[3] > 4096))
       value("gemm_swizzle_n_blocks").fail("'memory.gemm_swizzle_n_blocks' must be a whole number of n-tiles, at most 4096");
+    if (mm.has("l2_wave_skew") && !mm.has("l2_reuse_share"))
+      value("l2_wave_skew").fail("'memory.l2_wave_skew' needs the L2 traffic model: give 'l2_reuse_share' and 'gemm_swizzle_n_blocks' too");
+    // The fit searches up to 8 tile times; a spread past that is not a wave's any more.
+    if (mm.has("l2_wave_skew") && v[4] > 8)
+      value("l2_wave_skew").fail("'memory.l2_wave_skew' is a spread in tile times: at most 8");
+    if (mm.has("l2_wave_skew") != mm.has("l2_skew_max_tile_us"))
+      (mm.has("l2_wave_skew") ? value("l2_wave_skew") : value("l2_skew_max_tile_us"))
+          .fail("'memory.l2_wave_skew' and 'memory.l2_skew_max_tile_us' go together: give both or neither");
   }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
   p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});

@@ -60,13 +60,17 @@ struct ClockModel {
 // its kernels share X in proportion to what each asks (sim/flow_network.h: saturating links);
 // 0: a hard ceiling shared max-min. l2_reuse_share and gemm_swizzle_n_blocks: a GEMM's real HBM
 // traffic (hw/gemm_traffic.h) with that share of the datasheet L2 and that raster; 0: compulsory
-// bytes. Optional section; only hbm_GBps is required in it (profiles of earlier versions).
+// bytes. l2_wave_skew: the spread of a wave's tile phases in tile times, held at its spread on
+// l2_skew_max_tile_us for longer tiles (no measurement reaches them); 0: a wave's shared panels are
+// read once. Optional section; only hbm_GBps is required in it (profiles of earlier versions).
 struct MemoryModel {
   double hbm_GBps = 0;
   double saturation_exponent = 0;
   double l2_reuse_share = 0;
   double gemm_swizzle_n_blocks = 0;
-  static constexpr int kParams = 4;
+  double l2_wave_skew = 0;
+  double l2_skew_max_tile_us = 0;  // the longest tile the spread was measured on; longer ones keep its spread
+  static constexpr int kParams = 6;
   static const char* param_name(int i);
   bool present() const { return hbm_GBps > 0; }
 };

@@ -22,9 +22,10 @@ class CostModel {
   virtual bool calibrated() const = 0;
 
   virtual ComputeCost gemm_cost(int gpu, const GemmShape& g) const = 0;
-  // The GEMM's HBM bytes when it keeps only `l2_share` (0, 1] of the L2 its operands could reuse
-  // alone, the rest held by other kernels' traffic; cost models without an L2 model ignore it.
-  virtual double gemm_hbm_bytes(int gpu, const GemmShape& g, double /*l2_share*/) const {
+  // The GEMM's HBM bytes on `sms` SMs (its waves' width) when other kernels already move
+  // `others_Bps` bytes/s through HBM (and so through L2) as it starts; cost models without an L2
+  // model ignore both.
+  virtual double gemm_hbm_bytes(int gpu, const GemmShape& g, int /*sms*/, double /*others_Bps*/) const {
     return gemm_cost(gpu, g).hbm_bytes;
   }
   // Time on `sms` SMs (sms >= 1) when memory is not the limit.

@@ -75,24 +75,16 @@ void Executor::launch_compute(uint32_t op) {
   const Stream& s = graph_.streams()[o.stream];
   ComputeCost c = o.kind == OpKind::kGemm ? cost_.gemm_cost(s.gpu, graph_.gemms()[o.payload])
                                           : cost_.compute_cost(s.gpu, graph_.computes()[o.payload]);
-  if (o.kind == OpKind::kGemm && c.hbm_bytes > 0) {
-    // L2 is an LRU cache shared by every kernel's traffic: each holds a share in proportion to
-    // the lines it brings in. The others' is the HBM traffic the GPU carries as the GEMM starts
-    // (a local copy's twice: it reads and writes through L2); the GEMM's is its traffic alone
-    // over its time on every SM it can use. Its bytes are set from that share at launch, from the
-    // load as the last reallocation left it (traffic starting at the same instant is not yet in
-    // it; the order of same-instant events is fixed, so the answer is too).
-    const GemmShape& g = graph_.gemms()[o.payload];
-    const double others = net_.load(routing_.hbm(s.gpu)).bytes_per_s();
-    if (others > 0) {
-      const Time t = cost_.gemm_time(s.gpu, g, c.max_sms);
-      const double own = t > Time() ? c.hbm_bytes / t.to_seconds() : 0.0;
-      if (own > 0) c.hbm_bytes = cost_.gemm_hbm_bytes(s.gpu, g, own / (own + others));
-    }
-  }
-  state_[op].work = c.hbm_bytes;
   SmPool& pool = pools_[s.gpu];
   const int max_sms = std::max(1, std::min(c.max_sms, pool.partition(s.partition).sms));
+  if (o.kind == OpKind::kGemm && c.hbm_bytes > 0) {
+    // Its waves are as wide as the SMs it can get; the other kernels' traffic is the HBM load as
+    // the last reallocation left it (traffic starting at the same instant is not yet in it; the
+    // order of same-instant events is fixed, so the answer is too).
+    const double others = net_.load(routing_.hbm(s.gpu)).bytes_per_s();
+    c.hbm_bytes = cost_.gemm_hbm_bytes(s.gpu, graph_.gemms()[o.payload], max_sms, others);
+  }
+  state_[op].work = c.hbm_bytes;
   state_[op].kernel = pool.start(s.partition, max_sms, [this, op](int sms) { on_compute_share(op, sms); });
 }
 

@@ -90,13 +90,15 @@ TEST_CASE("the HBM ceiling is the most traffic any measured copy moved", "[calib
 TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H800", "[calibrate][load][profile]") {
   hw::GpuProfile p = *hw::find_profile("h200");
   p.clocks = hw::ClockModel{1930, 1980, 1770};
-  p.memory = hw::MemoryModel{3300, 3.5, 0.75, 16};
+  p.memory = hw::MemoryModel{3300, 3.5, 0.75, 16, 1.25, 40};
   for (int i = 0; i < hw::ClockModel::kParams; ++i)
     p.clock_params[hw::ClockModel::param_name(i)] = {i == 0 ? 1930.0 : i == 1 ? 1980.0 : 1770.0, "measured", "test"};
   p.memory_params["hbm_GBps"] = {3300, "measured", "test"};
   p.memory_params["saturation_exponent"] = {3.5, "measured", "test"};
   p.memory_params["l2_reuse_share"] = {0.75, "measured", "test"};
   p.memory_params["gemm_swizzle_n_blocks"] = {16, "measured", "test"};
+  p.memory_params["l2_wave_skew"] = {1.25, "measured", "test"};
+  p.memory_params["l2_skew_max_tile_us"] = {40, "measured", "test"};
   const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(calibrate::profile_yaml(p), "round-trip.yaml"));
   CHECK(back.clocks.sustained_MHz == 1770);
   CHECK(back.clocks.gemm_fit_MHz == 1930);
@@ -105,7 +107,9 @@ TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H
   CHECK(back.memory.saturation_exponent == 3.5);
   CHECK(back.memory.l2_reuse_share == 0.75);
   CHECK(back.memory.gemm_swizzle_n_blocks == 16);
-  CHECK(back.memory_params.size() == 4);
+  CHECK(back.memory.l2_wave_skew == 1.25);
+  CHECK(back.memory.l2_skew_max_tile_us == 40);
+  CHECK(back.memory_params.size() == 6);
   CHECK(back.clock_params.at("sustained_MHz").source == "test");
 
   const hw::GpuProfile h800 = calibrate::carry_profile(p, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
@@ -115,6 +119,8 @@ TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H
   CHECK(h800.memory.saturation_exponent == 3.5);  // the chip's, unchanged
   CHECK(h800.memory_params.at("saturation_exponent").origin == "carried");
   CHECK(h800.memory_params.at("gemm_swizzle_n_blocks").origin == "carried");
+  CHECK(h800.memory.l2_wave_skew == 1.25);  // the chip's, unchanged
+  CHECK(h800.memory_params.at("l2_wave_skew").origin == "carried");
   CHECK(h800.clock_params.at("sustained_MHz").origin == "carried");
 }
 
@@ -163,4 +169,19 @@ TEST_CASE("a profile's memory section: bad contention parameters are refused at 
   refused(std::string(text).erase(share, text.find('\n', share) + 1 - share), "give both or neither");
   const std::string sw = "gemm_swizzle_n_blocks: {value: 8";
   refused(with(sw, "gemm_swizzle_n_blocks: {value: 8.5"), "whole number");
+  CHECK(p.memory.l2_wave_skew > 0);
+  CHECK(p.memory.l2_skew_max_tile_us > 0);
+  const std::string skew = "l2_wave_skew: {value: ";
+  refused(with(skew, skew + "9"), "at most 8");  // 9 prefixed to 0.9: 90.9
+  refused(with(skew, skew + "-"), "greater than 0");
+  const size_t max_tile = text.find("  l2_skew_max_tile_us:");
+  REQUIRE(max_tile != std::string::npos);
+  refused(std::string(text).erase(max_tile, text.find('\n', max_tile) + 1 - max_tile), "give both or neither");
+  const std::string tile = "l2_skew_max_tile_us: {value: ";
+  refused(with(tile, tile + "-"), "greater than 0");
+  // The spread needs the traffic model it refines.
+  std::string no_traffic = std::string(text).erase(share, text.find('\n', share) + 1 - share);
+  const size_t sw_at = no_traffic.find("  gemm_swizzle_n_blocks:");
+  no_traffic.erase(sw_at, no_traffic.find('\n', sw_at) + 1 - sw_at);
+  refused(no_traffic, "needs the L2 traffic model");
 }

@@ -37,6 +37,30 @@ TEST_CASE("with nothing kept between waves, each wave reads the panels its tiles
   CHECK(hw::gemm_dram_bytes(g, 4, {4, 5 * panel + 4 * 32768.0}) == Approx(6 * panel + written));
 }
 
+TEST_CASE("a wave's tiles out of phase fetch a shared panel again when lines outlive less than the spread",
+          "[hw][traffic]") {
+  // 2 x 2 tiles in one wave of 4, k = 1024: A0, A1, B0, B1, each read by two tiles.
+  const sim::GemmShape g = fp8(256, 256, 1024);
+  const double panel = 128.0 * 1024, written = 256.0 * 256 * 2;
+  const auto bytes = [&](double residency_over_skew) {
+    hw::GemmTrafficParams p{1, kHuge};
+    p.residency_over_skew = residency_over_skew;
+    return hw::gemm_dram_bytes(g, 4, p);
+  };
+  CHECK(bytes(kHuge) == Approx(4 * panel + written));  // lines outlive the spread: each read once
+  CHECK(bytes(1) == Approx(4 * panel + written));
+  // Two readers at uniform phases: the second misses when they are more than T apart, with
+  // probability (1 - T/S)^2.
+  CHECK(bytes(0.5) == Approx(4 * (1 + 0.25) * panel + written));
+  CHECK(bytes(0) == Approx(8 * panel + written));  // nothing outlives a read: each reader fetches
+  // Shorter residency never reads less.
+  double last = bytes(1);
+  for (double r = 0.9; r >= 0; r -= 0.1) {
+    CHECK(bytes(r) >= last);
+    last = bytes(r);
+  }
+}
+
 TEST_CASE("less L2 never means fewer bytes, and never fewer than compulsory", "[hw][traffic]") {
   for (const sim::GemmShape& g : {fp8(4096, 7168, 16384), fp8(8192, 4096, 7168, 4), fp8(4096, 36864, 7168)}) {
     double last = 0;
