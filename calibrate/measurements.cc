@@ -1,6 +1,7 @@
 #include "calibrate/measurements.h"
 
 #include <cctype>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "calibrate/json_file.h"
@@ -225,20 +226,30 @@ void read_gemm_traffic(const json& d, int source, const std::string& file, Measu
 // calibrate/scripts/ncu_overlap_ranges.py's summary of the overlap bench under Nsight Compute.
 void read_overlap_traffic(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& cases = field(d, "cases", file, "the file");
+  if (!cases.is_array() || cases.empty()) throw hw::UserError(file, 0, 0, "'cases' must be a non-empty list");
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
     const std::string where = "cases[" + std::to_string(i) + "]";
     OverlapTrafficCase t;
     t.shape = field(c, "shape", file, where).get<std::string>();
     t.gemm = fp8_shape(c, "k_dim", file, where);
-    t.compute_sms = static_cast<int>(num(c, "compute_sms", file, where));
-    t.copy_sms = static_cast<int>(num(c, "k", file, where));
+    // SM counts are whole and at most a GPU's (checked before the cast to int).
+    const auto sms = [&](const char* key) {
+      const double v = num(c, key, file, where);
+      if (!(v >= 1 && v <= 4096) || v != std::floor(v))
+        throw hw::UserError(file, 0, 0, where + ": '" + key + "' must be a whole number of SMs from 1 to 4096");
+      return static_cast<int>(v);
+    };
+    t.compute_sms = sms("compute_sms");
+    t.copy_sms = sms("k");
+    t.gemm_alone_us = num(c, "gemm_alone_us", file, where);
     t.gemm_alone_bytes = num(c, "gemm_alone_dram_bytes", file, where);
     t.gemm_together_bytes = num(c, "gemm_together_dram_bytes", file, where);
     t.copy_bytes = num(c, "copy_alone_dram_bytes", file, where);
-    if (t.gemm.m <= 0 || t.gemm.n <= 0 || t.gemm.k <= 0 || t.gemm.groups <= 0 || t.compute_sms <= 0 || t.copy_sms <= 0 ||
-        !(t.gemm_alone_bytes > 0) || !(t.gemm_together_bytes > 0) || !(t.copy_bytes > 0))
-      throw hw::UserError(file, 0, 0, where + ": a case needs positive m, n, k_dim, groups, SMs and bytes");
+    t.copy_together_us = num(c, "a2a_together_us", file, where);
+    if (t.gemm.m <= 0 || t.gemm.n <= 0 || t.gemm.k <= 0 || t.gemm.groups <= 0 || !(t.gemm_alone_us > 0) ||
+        !(t.gemm_alone_bytes > 0) || !(t.gemm_together_bytes > 0) || !(t.copy_bytes > 0) || !(t.copy_together_us > 0))
+      throw hw::UserError(file, 0, 0, where + ": a case needs positive m, n, k_dim, groups, times and bytes");
     t.index = static_cast<int>(i);
     t.source = source;
     set.overlap_traffic.push_back(t);

@@ -99,14 +99,16 @@ struct GemmTrafficCase {
 };
 
 // The overlap bench's windows as Nsight Compute ranges (calibrate/scripts/ncu_overlap_ranges.py):
-// one GEMM's DRAM bytes alone and beside the copy, and one copy's alone. The file's times are the
-// profiler's (clocks locked to base) and are not read: rates come from the bench's own run.
+// one GEMM's DRAM bytes alone and beside the copy, one copy's alone, and their times. The times
+// are the profiler's (clocks locked to base), and the bytes were moved at those rates.
 struct OverlapTrafficCase {
   std::string shape;
-  sim::GemmShape gemm;  // groups as launched; bytes are the whole kernel's
+  sim::GemmShape gemm;  // groups as launched; bytes and times are the whole kernel's
   int compute_sms = 0, copy_sms = 0;
+  double gemm_alone_us = 0;
   double gemm_alone_bytes = 0, gemm_together_bytes = 0;
-  double copy_bytes = 0;  // one copy's DRAM bytes alone (it reads and writes its payload)
+  double copy_bytes = 0;        // one copy's DRAM bytes alone (it reads and writes its payload)
+  double copy_together_us = 0;  // one copy's time beside the GEMMs
   int index = 0;
   int source = 0;
 };

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <utility>
 
 #include "calibrate/fit_stats.h"
 #include "hw/gemm_model.h"
@@ -106,50 +105,43 @@ GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const
 }
 
 namespace {
-// A tile's time in the bench: the GEMM's over its waves on the SMs it had.
-double bench_tile_us(const OverlapTrafficCase& c, const OverlapCase& bench) {
-  return bench.gemm_alone_us / std::ceil(static_cast<double>(hw::gemm_model_tiles(c.gemm)) / c.compute_sms);
+// A tile's time: the GEMM's alone over its waves on the SMs it had.
+double tile_us(const OverlapTrafficCase& c) {
+  return c.gemm_alone_us / std::ceil(static_cast<double>(hw::gemm_model_tiles(c.gemm)) / c.compute_sms);
 }
 }  // namespace
 
-double predicted_together_ratio(const OverlapTrafficCase& c, const OverlapCase& bench, const hw::GpuSpec& gpu,
-                                int swizzle_n_blocks, double l2_reuse_share, double skew) {
-  const hw::GemmTrafficParams alone{swizzle_n_blocks, l2_reuse_share * gpu.l2_mb * 1024 * 1024};
-  const double own = c.gemm_alone_bytes / bench.gemm_alone_us, total = own + c.copy_bytes / bench.a2a_together_us;
-  hw::GemmTrafficParams beside = alone;
+double predicted_together_ratio(const OverlapTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks,
+                                double l2_reuse_share, double skew) {
+  const hw::GemmTrafficParams cache{swizzle_n_blocks, l2_reuse_share * gpu.l2_mb * 1024 * 1024};
+  const double own = c.gemm_alone_bytes / c.gemm_alone_us, total = own + c.copy_bytes / c.copy_together_us;
+  hw::GemmTrafficParams alone = cache, beside = cache;
   beside.l2_bytes *= own / total;
-  if (skew > 0) beside.residency_over_skew = alone.l2_bytes / total / (skew * bench_tile_us(c, bench));
+  if (skew > 0) {
+    alone.residency_over_skew = cache.l2_bytes / own / (skew * tile_us(c));
+    beside.residency_over_skew = cache.l2_bytes / total / (skew * tile_us(c));
+  }
   return hw::gemm_dram_bytes(c.gemm, c.compute_sms, beside) / hw::gemm_dram_bytes(c.gemm, c.compute_sms, alone);
 }
 
-L2WaveSkewFit fit_l2_wave_skew(const std::vector<OverlapTrafficCase>& cases, const std::vector<OverlapCase>& bench,
-                               const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share) {
+L2WaveSkewFit fit_l2_wave_skew(const std::vector<OverlapTrafficCase>& cases, const hw::GpuSpec& gpu,
+                               int swizzle_n_blocks, double l2_reuse_share) {
   L2WaveSkewFit best;
-  std::vector<std::pair<const OverlapTrafficCase*, const OverlapCase*>> matched;
-  for (const OverlapTrafficCase& c : cases) {
-    const auto b = std::find_if(bench.begin(), bench.end(), [&](const OverlapCase& o) {
-      return o.shape_name == c.shape && o.ctas == c.copy_sms && o.compute_sms == c.compute_sms && o.gemm_alone_us > 0 &&
-             o.a2a_together_us > 0;
-    });
-    if (b == bench.end()) ++best.unmatched;
-    else matched.emplace_back(&c, &*b);
-  }
-  if (matched.empty()) return best;
+  if (cases.empty()) return best;
   double max_tile_us = 0;
-  for (const auto& [c, b] : matched) max_tile_us = std::max(max_tile_us, bench_tile_us(*c, *b));
+  for (const OverlapTrafficCase& c : cases) max_tile_us = std::max(max_tile_us, tile_us(c));
   const auto errors = [&](double skew, double* sse) {
     std::vector<double> predicted, measured;
     *sse = 0;
-    for (const auto& [c, b] : matched) {
-      predicted.push_back(predicted_together_ratio(*c, *b, gpu, swizzle_n_blocks, l2_reuse_share, skew));
-      measured.push_back(c->gemm_together_bytes / c->gemm_alone_bytes);
+    for (const OverlapTrafficCase& c : cases) {
+      predicted.push_back(predicted_together_ratio(c, gpu, swizzle_n_blocks, l2_reuse_share, skew));
+      measured.push_back(c.gemm_together_bytes / c.gemm_alone_bytes);
       const double e = std::log(predicted.back() / measured.back());
       *sse += e * e;
     }
     return fit_stats(predicted, measured);
   };
   double best_sse = 0;
-  const int unmatched = best.unmatched;
   for (int step = 0; step <= 800; ++step) {
     double sse = 0;
     const FitStats f = errors(step / 100.0, &sse);
@@ -157,7 +149,7 @@ L2WaveSkewFit fit_l2_wave_skew(const std::vector<OverlapTrafficCase>& cases, con
     // Ties keep the smaller spread.
     if (step == 0 || sse < best_sse - 1e-12) {
       best_sse = sse;
-      best = {step / 100.0, f.cases, unmatched, f.median_error, f.worst_error, best.error_without, max_tile_us};
+      best = {step / 100.0, f.cases, f.median_error, f.worst_error, best.error_without, max_tile_us};
     }
   }
   return best;

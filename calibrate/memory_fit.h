@@ -49,27 +49,25 @@ const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu);
 double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share);
 
 // The spread of a wave's tile phases, in tile times (hw/gemm_traffic.h), from the overlap bench
-// under Nsight Compute: the GEMMs' DRAM bytes beside the copy over alone. The profiler locks the
-// clocks to base, which stretches the GEMMs and not the HBM-bound copy, so the rates (the L2
-// shares and a line's residency) and a tile's time (the GEMM's over its waves) come from the same
-// case of the bench run without it (`bench`, matched by shape and copy SMs); a case without one
-// is left out. The walk keeps the traffic model's raster and L2 share. Least squared log error of
-// the ratio, over [0, 8] tile times in steps of 1/100. No case says how the spread goes on tiles
-// longer than the longest measured: the profile holds it there (hw/gpu_profile.h).
+// under Nsight Compute: the GEMMs' DRAM bytes beside the copy over alone. The bytes were moved at
+// the profiler's rates (clocks locked to base), so the L2 shares, a line's residency and a tile's
+// time (the GEMM's alone over its waves) are read off the same run. The walk keeps the traffic
+// model's raster and L2 share. Least squared log error of the ratio, over [0, 8] tile times in
+// steps of 1/100. Every case has one tiling and tiles of 26 to 33 us: no case says how the spread
+// goes on longer tiles, and the profile holds it there (hw/gpu_profile.h).
 struct L2WaveSkewFit {
   double skew = 0;
   int cases = 0;
-  int unmatched = 0;                          // cases with no bench case
   double median_error = 0, worst_error = 0;  // |predicted / measured - 1| of the ratio
   double error_without = 0;                   // the median with no spread (the L2 shares alone)
-  double max_tile_us = 0;                     // the longest tile among the cases (the bench's time over waves)
+  double max_tile_us = 0;                     // the longest tile among the cases
 };
-// cases == 0 when no case has a bench case.
-L2WaveSkewFit fit_l2_wave_skew(const std::vector<OverlapTrafficCase>& cases, const std::vector<OverlapCase>& bench,
-                               const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share);
-// A case's bytes beside the copy over alone, as the traffic model predicts them with `skew`, at
-// the rates of `bench` (the same shape and copy SMs without the profiler).
-double predicted_together_ratio(const OverlapTrafficCase& c, const OverlapCase& bench, const hw::GpuSpec& gpu,
-                                int swizzle_n_blocks, double l2_reuse_share, double skew);
+// cases == 0 when there are no cases.
+L2WaveSkewFit fit_l2_wave_skew(const std::vector<OverlapTrafficCase>& cases, const hw::GpuSpec& gpu,
+                               int swizzle_n_blocks, double l2_reuse_share);
+// A case's bytes beside the copy over alone, as the traffic model predicts them with `skew` at the
+// case's own rates (alone too, a line lives for the cache over the GEMM's own rate).
+double predicted_together_ratio(const OverlapTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks,
+                                double l2_reuse_share, double skew);
 
 }  // namespace cs::calibrate

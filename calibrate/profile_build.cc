@@ -212,35 +212,31 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
                               sources_of(set, "ncu_dram_bytes");
       p.memory_params["gemm_swizzle_n_blocks"] = {static_cast<double>(t.swizzle_n_blocks), "measured", src};
       p.memory_params["l2_reuse_share"] = {t.l2_reuse_share, "measured", src};
-      const L2WaveSkewFit w = fit_l2_wave_skew(set.overlap_traffic, set.overlaps, gpu, t.swizzle_n_blocks, t.l2_reuse_share);
+      const L2WaveSkewFit w = fit_l2_wave_skew(set.overlap_traffic, gpu, t.swizzle_n_blocks, t.l2_reuse_share);
       skew_fitted = w.cases > 0;
       // No spread at all is the profile without the two parameters.
       if (w.cases > 0 && w.skew > 0) {
-        const std::string left_out =
-            w.unmatched > 0 ? fmt::format(" ({} without a bench case left out)", w.unmatched) : std::string();
         p.memory.l2_wave_skew = w.skew;
         p.memory.l2_skew_max_tile_us = w.max_tile_us;
         p.memory_params["l2_wave_skew"] = {
             w.skew, "measured",
             fmt::format("least squares over 0 to 8 tile times for the DRAM bytes of {} GEMMs beside a copy over alone "
-                        "under Nsight Compute, at the rates and tile times of the same cases without the profiler, the "
-                        "raster and L2 share above: median error {:.1f}%, worst {:.1f}% (L2 shares alone, no spread: "
-                        "median {:.1f}%){}: ",
-                        w.cases, 100 * w.median_error, 100 * w.worst_error, 100 * w.error_without, left_out) +
-                sources_of(set, "ncu_overlap_ranges") + "; " + sources_of(set, "cs_overlap")};
+                        "under Nsight Compute, at the rates and tile times of that run, the raster and L2 share above: "
+                        "median error {:.1f}%, worst {:.1f}% (L2 shares alone, no spread: median {:.1f}%): ",
+                        w.cases, 100 * w.median_error, 100 * w.worst_error, 100 * w.error_without) +
+                sources_of(set, "ncu_overlap_ranges")};
         p.memory_params["l2_skew_max_tile_us"] = {
             w.max_tile_us, "measured",
-            "the longest tile among those cases (the GEMM's time alone over its waves, without the profiler): " +
-                sources_of(set, "cs_overlap")};
+            "the longest tile among those cases (the GEMM's time alone over its waves, under the profiler): " +
+                sources_of(set, "ncu_overlap_ranges")};
       }
     }
   }
-  // Overlap DRAM bytes are read against the GEMM traffic model and the bench's own times: without
-  // them they would fit nothing, silently.
+  // Overlap DRAM bytes refine the GEMM traffic model: without it they would fit nothing, silently.
   if (!set.overlap_traffic.empty() && !skew_fitted)
     throw hw::UserError(set.sources[set.overlap_traffic.front().source].file, 0, 0,
                         "the overlap bench's DRAM bytes fit a wave's phase spread only beside the GEMM traffic model's "
-                        "bytes (ncu_dram_bytes JSON) and the bench's own run of the same cases (cs_overlap JSON)");
+                        "bytes (ncu_dram_bytes JSON) and the HBM section (cs_overlap JSON)");
   for (const Provenance& s : set.sources)
     p.fitted_from.push_back(s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit);
   p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "

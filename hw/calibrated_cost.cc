@@ -50,41 +50,44 @@ double CalibratedCost::mma_scale(sim::DType t) const {
   return roofline_.peak_flops(t) / roofline_.peak_flops(sim::DType::kFp8);
 }
 
-sim::ComputeCost CalibratedCost::gemm_cost(int, const sim::GemmShape& g) const {
+sim::ComputeCost CalibratedCost::gemm_cost(int gpu, const sim::GemmShape& g) const {
   const int sms = gemm_model_max_sms(g, gpu_.sms);
-  return sim::ComputeCost{sms, traffic_bytes(g, sms, 1.0, kNoSkewLoss)};
+  return sim::ComputeCost{sms, gemm_hbm_bytes(gpu, g, sms, 0)};
 }
 
 double CalibratedCost::gemm_hbm_bytes(int gpu, const sim::GemmShape& g, int sms, double others_Bps) const {
   sms = std::clamp(sms, 1, gpu_.sms);
-  const double alone = traffic_bytes(g, sms, 1.0, kNoSkewLoss);
-  if (!traffic_.present() || !(others_Bps > 0)) return alone;
+  const double shared_once = traffic_bytes(g, sms, 1.0, kNoSkewLoss);
+  if (!traffic_.present()) return shared_once;
   // L2 is an LRU cache shared by every kernel's traffic: each holds a share in proportion to the
-  // lines it brings in. The GEMM's own is its traffic alone over its time (a local copy's is
-  // twice its bytes: it reads and writes through L2). A line then stays for the cache over the
-  // total rate, against the spread of a wave's tile phases (hw/gemm_traffic.h).
+  // lines it brings in. The GEMM's own is its traffic over its time (with its whole share of L2 and
+  // every shared panel read once: the rate it asks; a local copy's is twice its bytes, it reads
+  // and writes through L2). A line then stays for the cache over the total rate, against the
+  // spread of a wave's tile phases (hw/gemm_traffic.h); alone too.
   const double t = gemm_time(gpu, g, sms).to_seconds();
-  if (!(t > 0)) return alone;
-  const double own = alone / t, total = own + others_Bps;
+  const double others = std::isfinite(others_Bps) ? std::max(0.0, others_Bps) : 0.0;
+  if (!(t > 0)) return shared_once;
+  const double own = shared_once / t, total = own + others;
   double residency_over_skew = kNoSkewLoss;
   // Tiles longer than any the spread was measured on keep the longest one's spread.
-  if (const MemoryModel& m = profile_.memory; m.l2_wave_skew > 0) {
+  if (const MemoryModel& m = profile_.memory; m.l2_wave_skew > 0 && total > 0) {
     const double tile_us = std::min(gemm_model_tile_us(profile_.gemm, g, sms, mma_scale(g.dtype), gemm_slowdown_),
                                     m.l2_skew_max_tile_us);
     residency_over_skew = traffic_.l2_bytes / total / (m.l2_wave_skew * tile_us * 1e-6);
   }
-  return traffic_bytes(g, sms, own / total, residency_over_skew);
+  return traffic_bytes(g, sms, total > 0 ? own / total : 1.0, residency_over_skew);
 }
 
 double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2_share, double residency_over_skew) const {
   constexpr int kSteps = 32;
-  // Shares and residencies are rounded up to 32ths (at most 1/32 of the L2 more than the share)
-  // so that a step's GEMMs hit the cache; a share that is not a number counts as the whole L2.
+  // Shares and residencies are rounded to the nearest 32th so that a step's GEMMs hit the cache
+  // (a share to at least 1/32); a share that is not a number counts as the whole L2, a residency
+  // of one spread or more as no loss.
   const double share = std::isnan(l2_share) ? 1.0 : std::clamp(l2_share, 0.0, 1.0);
-  const int steps = std::max(1, static_cast<int>(std::ceil(share * kSteps)));
+  const int steps = std::max(1, static_cast<int>(std::lround(share * kSteps)));
   const int residency_steps = residency_over_skew >= 1 || std::isnan(residency_over_skew)
                                   ? kSteps
-                                  : std::max(0, static_cast<int>(std::ceil(residency_over_skew * kSteps)));
+                                  : std::max(0, static_cast<int>(std::lround(residency_over_skew * kSteps)));
   GemmTrafficParams t = traffic_;
   t.l2_bytes *= static_cast<double>(steps) / kSteps;
   if (residency_steps < kSteps) t.residency_over_skew = static_cast<double>(residency_steps) / kSteps;

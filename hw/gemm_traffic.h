@@ -7,7 +7,7 @@
 // band, n fastest, then m (DeepGEMM's and, by our Nsight Compute counts, cuBLASLt's Hopper
 // schedule; groups one after another). Every tile streams its A row panel (128 x k) and B column
 // panel (k x 128) through L2; the tiles of one wave stream together, so a panel the wave shares
-// is read once. L2 is an LRU cache of `l2_bytes` over whole panels and the wave's output tiles
+// is read once while its lines outlive the wave's spread of phases (below). L2 is an LRU cache of `l2_bytes` over whole panels and the wave's output tiles
 // (written back through it): a panel still cached when a later wave needs it costs nothing. C is
 // written once. Groups run one after another and share no panel: each reads what one does.
 // Split-K (small-m shapes) and partial edge output tiles are not modelled.

@@ -61,8 +61,8 @@ struct ClockModel {
 // 0: a hard ceiling shared max-min. l2_reuse_share and gemm_swizzle_n_blocks: a GEMM's real HBM
 // traffic (hw/gemm_traffic.h) with that share of the datasheet L2 and that raster; 0: compulsory
 // bytes. l2_wave_skew: the spread of a wave's tile phases in tile times, held at its spread on
-// l2_skew_max_tile_us for longer tiles (no measurement reaches them); 0: a wave's shared panels are
-// read once. Optional section; only hbm_GBps is required in it (profiles of earlier versions).
+// l2_skew_max_tile_us for longer tiles (no measurement reaches them); absent: a wave's shared
+// panels are read once. Optional section; only hbm_GBps is required in it (profiles of earlier versions).
 struct MemoryModel {
   double hbm_GBps = 0;
   double saturation_exponent = 0;

@@ -93,80 +93,81 @@ TEST_CASE("H100 DRAM bytes: the fitted traffic model against Nsight Compute", "[
 
 TEST_CASE("the wave-skew fit recovers a known spread from GEMM bytes beside copies", "[calibrate][memory]") {
   const hw::GpuSpec& gpu = *hw::find_gpu("h200");
+  const double l2 = 0.5 * gpu.l2_mb * 1024 * 1024;  // the traffic model's share of the L2, bytes
+  const sim::GemmShape g{8192, 4096, 7168, sim::DType::kFp8, 1};  // 64 x 32 tiles
   for (double skew : {0.9, 1.6, 2.5}) {
     std::vector<calibrate::OverlapTrafficCase> cases;
-    std::vector<calibrate::OverlapCase> bench;
     for (int k : {4, 16, 24, 32, 48}) {
       calibrate::OverlapTrafficCase c;
       c.shape = "dense";
-      c.gemm = {8192, 4096, 7168, sim::DType::kFp8, 1};
+      c.gemm = g;
       c.copy_sms = k;
       c.compute_sms = 132 - k;
+      c.gemm_alone_us = 400 + 6 * k;
       c.gemm_alone_bytes = 3.3e8;
       c.copy_bytes = 5.4e8;
-      calibrate::OverlapCase b;
-      b.shape_name = "dense";
-      b.ctas = k;
-      b.compute_sms = 132 - k;
-      b.gemm_alone_us = 400 + 6 * k;
-      b.a2a_together_us = 8400.0 / k;
-      c.gemm_together_bytes = c.gemm_alone_bytes * calibrate::predicted_together_ratio(c, b, gpu, 8, 0.5, skew);
+      c.copy_together_us = 8400.0 / k;
+      // The bytes beside the copy, worked out here from the header's definitions: a line lives
+      // for the L2 over the rate (bytes / (bytes per us) = us), the phases spread over `skew`
+      // tiles of the GEMM's time over its waves.
+      const double own = c.gemm_alone_bytes / c.gemm_alone_us, copy = c.copy_bytes / c.copy_together_us;
+      const double tile_us = c.gemm_alone_us / std::ceil(2048.0 / c.compute_sms);
+      hw::GemmTrafficParams alone{8, l2}, beside{8, l2 * own / (own + copy)};
+      alone.residency_over_skew = l2 / own / (skew * tile_us);
+      beside.residency_over_skew = l2 / (own + copy) / (skew * tile_us);
+      c.gemm_together_bytes = c.gemm_alone_bytes * hw::gemm_dram_bytes(g, c.compute_sms, beside) /
+                              hw::gemm_dram_bytes(g, c.compute_sms, alone);
       cases.push_back(c);
-      bench.push_back(b);
     }
-    const calibrate::L2WaveSkewFit f = calibrate::fit_l2_wave_skew(cases, bench, gpu, 8, 0.5);
+    const calibrate::L2WaveSkewFit f = calibrate::fit_l2_wave_skew(cases, gpu, 8, 0.5);
     INFO("skew " << skew << " fitted " << f.skew);
     CHECK(f.cases == 5);
     CHECK(f.skew == Approx(skew).margin(0.011));
     CHECK(f.median_error < 0.01);
     CHECK(f.error_without > 0.02);  // a spread that changes nothing could not be fitted
+    CHECK(f.max_tile_us == Approx(544.0 / 19));  // k = 24: 544 us over 19 waves of 108 tiles
   }
-  // A traffic case is only read at the rates of its own bench case.
-  calibrate::OverlapTrafficCase lone;
-  lone.shape = "dense";
-  lone.gemm = {8192, 4096, 7168, sim::DType::kFp8, 1};
-  lone.copy_sms = 24;
-  lone.compute_sms = 108;
-  const calibrate::L2WaveSkewFit none = calibrate::fit_l2_wave_skew({lone}, {}, gpu, 8, 0.5);
-  CHECK(none.cases == 0);
-  CHECK(none.unmatched == 1);
+  CHECK(calibrate::fit_l2_wave_skew({}, gpu, 8, 0.5).cases == 0);
 }
 
 namespace {
-// calibrate/data/h200/overlap_dram_ranges.json: the overlap bench's windows as Nsight Compute
-// ranges (GEMMs alone, copy alone, together), 2026-11-25; and the bench's own run of the same
-// cases without the profiler (overlap.json).
-calibrate::MeasurementSet h200_overlap_traffic() {
-  calibrate::MeasurementSet set;
-  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/overlap_dram_ranges.json", set);
-  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/overlap.json", set);
-  return set;
+// The median of |predicted / measured - 1|.
+double median_error(std::vector<double> e) {
+  std::sort(e.begin(), e.end());
+  return e.empty() ? 0 : e.size() % 2 ? e[e.size() / 2] : (e[e.size() / 2 - 1] + e[e.size() / 2]) / 2;
 }
 }  // namespace
 
 TEST_CASE("H200: beside the copy the GEMMs read more, as their share of L2 and their wave's sharing shrink",
           "[calibrate][memory][data]") {
-  const calibrate::MeasurementSet set = h200_overlap_traffic();
+  // calibrate/data/h200/overlap_dram_ranges.json: the overlap bench's windows as Nsight Compute
+  // ranges (GEMMs alone, copy alone, together), 2026-11-25; overlap.json: the bench unprofiled.
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/overlap_dram_ranges.json", set);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/overlap.json", set);
   REQUIRE(set.overlap_traffic.size() == 6);
   const hw::GpuSpec& gpu = *hw::find_gpu("h200");
-  const calibrate::L2WaveSkewFit f = calibrate::fit_l2_wave_skew(set.overlap_traffic, set.overlaps, gpu, 8, 0.5);
-  // What the bundled profiles carry; L2 shares alone (no spread) miss by 11.6% at the median.
+  const calibrate::L2WaveSkewFit f = calibrate::fit_l2_wave_skew(set.overlap_traffic, gpu, 8, 0.5);
+  // What the bundled profiles carry: 6.1% median error on the bytes, 10.6% worst; L2 shares alone
+  // 11.0% median.
   CHECK(f.cases == 6);
-  CHECK(f.skew == Approx(0.9));
+  CHECK(f.skew == Approx(0.75));
   CHECK(hw::find_profile("h200")->memory.l2_wave_skew == f.skew);
   CHECK(hw::find_profile("h800")->memory.l2_wave_skew == f.skew);
-  CHECK(f.median_error < 0.06);
-  CHECK(f.worst_error < 0.08);
-  CHECK(f.error_without > 2 * f.median_error);
+  CHECK(hw::find_profile("h200")->memory.l2_skew_max_tile_us == Approx(f.max_tile_us));
+  CHECK(f.median_error < 0.07);
+  CHECK(f.worst_error < 0.11);
+  CHECK(f.error_without > 1.5 * f.median_error);
 
-  // The executor's path: the cost model's own rates, the bench's copy beside it.
+  // The executor's path: the cost model's own rates and tiles, the bench's copy beside it.
   const hw::CalibratedCost cost(gpu, *hw::find_profile("h200"));
   hw::GpuProfile no_spread = *hw::find_profile("h200");
   no_spread.memory.l2_wave_skew = 0;
   const hw::CalibratedCost shares_only(gpu, no_spread);
   for (const calibrate::OverlapTrafficCase& c : set.overlap_traffic) {
     const auto b = std::find_if(set.overlaps.begin(), set.overlaps.end(), [&](const calibrate::OverlapCase& o) {
-      return o.shape_name == c.shape && o.ctas == c.copy_sms;
+      return o.shape_name == c.shape && o.ctas == c.copy_sms && o.shape.m == c.gemm.m && o.shape.n == c.gemm.n &&
+             o.shape.k == c.gemm.k && o.shape.groups == c.gemm.groups;
     });
     REQUIRE(b != set.overlaps.end());
     INFO(c.shape << " beside the copy on " << c.copy_sms << " SMs");
@@ -182,13 +183,15 @@ TEST_CASE("H200: beside the copy the GEMMs read more, as their share of L2 and t
     INFO("measured " << measured << ", predicted " << predicted << ", by L2 shares alone " << ratio(shares_only));
     // Measured: 1.06-1.07 beside 4 copy SMs, 1.40-1.49 beside 24, 1.71-1.76 beside 48.
     CHECK(measured > (c.copy_sms == 4 ? 1.03 : c.copy_sms == 24 ? 1.35 : 1.65));
-    CHECK(predicted >= ratio(shares_only));
-    // Beside 4 SMs a line outlives a wave: both within 10% of no rise. Beside 24 and 48 the lost
-    // sharing within a wave brings the model from 1.20 to 1.23 of 1.40-1.49, and from 1.40-1.47
-    // to 1.61 of 1.71-1.76 (the cost model's own rates, in 32ths: a little under the fit's).
+    // Beside 4 SMs a line outlives a tile: both within 10% of no rise. Beside 48 the lost sharing
+    // within a wave brings the engine from 1.47 to 1.54 of 1.71-1.76; beside 24 it has 1.21 of
+    // 1.40-1.49 (the cost model's tiles are shorter and its GEMMs slower than the bench's).
     if (c.copy_sms == 4) CHECK(predicted / measured > 0.9);
-    else CHECK(std::abs(predicted / measured - 1) < 0.2);
-    if (c.copy_sms == 48) CHECK(std::abs(predicted / measured - 1) < 0.1);
+    if (c.copy_sms == 24) CHECK(std::abs(predicted / measured - 1) < 0.2);
+    if (c.copy_sms == 48) {
+      CHECK(std::abs(predicted / measured - 1) < 0.15);
+      CHECK(std::abs(predicted / measured - 1) < std::abs(ratio(shares_only) / measured - 1));
+    }
   }
   // A tile longer than any measured keeps the longest one's spread: a deep-k GEMM (DeepSeek-V3's
   // output head backward, k = 129280, tiles of 1 ms) would otherwise lose its wave's sharing beside
@@ -198,46 +201,44 @@ TEST_CASE("H200: beside the copy the GEMMs read more, as their share of L2 and t
   unbounded.memory.l2_skew_max_tile_us = 1e9;
   const hw::CalibratedCost spread_unbounded(gpu, unbounded);
   const double others = 2e11;  // 200 GB/s
-  CHECK(cost.gemm_hbm_bytes(0, deep, 112, others) == Approx(shares_only.gemm_hbm_bytes(0, deep, 112, others)).epsilon(0.01));
+  CHECK(cost.gemm_hbm_bytes(0, deep, 112, others) ==
+        Approx(shares_only.gemm_hbm_bytes(0, deep, 112, others)).epsilon(0.01));
   CHECK(spread_unbounded.gemm_hbm_bytes(0, deep, 112, others) > 1.2 * cost.gemm_hbm_bytes(0, deep, 112, others));
 }
 
 TEST_CASE("H100: the H200's phase spread predicts the GEMMs' bytes beside the copy, out of sample",
           "[calibrate][memory][data]") {
-  // calibrate/data/h100/overlap_dram_ranges.json (Nsight Compute, k = 4 to 48) with the bench's
-  // own run of the same cases in the same device call (overlap_ranges_bench.json), 2026-11-25.
+  // calibrate/data/h100/overlap_dram_ranges.json: Nsight Compute, k = 4 to 48, 2026-11-25.
   calibrate::MeasurementSet set;
   calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/overlap_dram_ranges.json", set);
-  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/overlap_ranges_bench.json", set);
   REQUIRE(set.overlap_traffic.size() == 10);
   const hw::GpuSpec& gpu = *hw::find_gpu("h100");
   const hw::MemoryModel& m = hw::find_profile("h200")->memory;
+  const int band = static_cast<int>(m.gemm_swizzle_n_blocks);
+  std::vector<double> spread_errors, share_errors;
   for (const calibrate::OverlapTrafficCase& c : set.overlap_traffic) {
-    const auto b = std::find_if(set.overlaps.begin(), set.overlaps.end(), [&](const calibrate::OverlapCase& o) {
-      return o.shape_name == c.shape && o.ctas == c.copy_sms;
-    });
-    REQUIRE(b != set.overlaps.end());
-    const int band = static_cast<int>(m.gemm_swizzle_n_blocks);
     const double measured = c.gemm_together_bytes / c.gemm_alone_bytes;
-    const double spread = calibrate::predicted_together_ratio(c, *b, gpu, band, m.l2_reuse_share, m.l2_wave_skew);
-    const double shares = calibrate::predicted_together_ratio(c, *b, gpu, band, m.l2_reuse_share, 0);
+    const double spread = calibrate::predicted_together_ratio(c, gpu, band, m.l2_reuse_share, m.l2_wave_skew);
+    const double shares = calibrate::predicted_together_ratio(c, gpu, band, m.l2_reuse_share, 0);
     INFO(c.shape << " beside " << c.copy_sms << " copy SMs: measured " << measured << ", predicted " << spread
                  << ", by L2 shares alone " << shares);
     CHECK(measured > 1.05);
     if (c.copy_sms >= 24) {
-      // Where a line lives less than a tile: within 7% (1.21-1.38 of 1.25-1.39); L2 shares alone
-      // miss by 8-12%.
-      CHECK(std::abs(spread / measured - 1) < 0.07);
-      CHECK(std::abs(spread / measured - 1) < std::abs(shares / measured - 1));
+      // Where a line lives less than a tile: 1.17-1.42 of 1.25-1.39, within 8%.
+      CHECK(std::abs(spread / measured - 1) < 0.09);
+      spread_errors.push_back(std::abs(spread / measured - 1));
+      share_errors.push_back(std::abs(shares / measured - 1));
     } else {
       // Beside 4 and 12 SMs the GEMMs read 8-23% more and the model, whose lines outlive a tile
-      // there, almost nothing: a rise it has no mechanism for.
-      CHECK(spread < 1.05);
+      // there, at most 1% more: a rise it has no mechanism for.
+      CHECK(spread < 1.02);
     }
   }
-  // The H100's own bytes put the spread at about the same whole tile.
-  const calibrate::L2WaveSkewFit f = calibrate::fit_l2_wave_skew(set.overlap_traffic, set.overlaps, gpu,
-                                                                 static_cast<int>(m.gemm_swizzle_n_blocks), m.l2_reuse_share);
+  // Over k = 24 to 48: 4.1% median against 7.4% by L2 shares alone.
+  CHECK(median_error(spread_errors) < 0.05);
+  CHECK(median_error(spread_errors) < median_error(share_errors) - 0.02);
+  // The H100's own bytes put the spread near the H200's: 0.84 tile times.
+  const calibrate::L2WaveSkewFit f = calibrate::fit_l2_wave_skew(set.overlap_traffic, gpu, band, m.l2_reuse_share);
   CHECK(f.cases == 10);
   CHECK(std::abs(f.skew - m.l2_wave_skew) < 0.15);
 }
@@ -282,7 +283,8 @@ TEST_CASE("DRAM-byte files: impossible cases are refused, and only a GPU of the 
   calibrate::read_measurements(path, set);
   const calibrate::ProfileBuild b = calibrate::build_profile(set, h200, 4);
   CHECK(b.profile.memory_params.count("gemm_swizzle_n_blocks") == 0);  // no memory section without copies
-  // The overlap bench's DRAM bytes fit nothing without the bench's own run: refused, not dropped.
+  // The overlap bench's DRAM bytes fit nothing without the HBM section the copies give: refused,
+  // not dropped.
   calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/overlap_dram_ranges.json", set);
   try {
     (void)calibrate::build_profile(set, h200, 4);
@@ -291,6 +293,48 @@ TEST_CASE("DRAM-byte files: impossible cases are refused, and only a GPU of the 
     CHECK_THAT(e.what(), Catch::Contains("overlap_dram_ranges.json"));
     CHECK_THAT(e.what(), Catch::Contains("cs_overlap JSON"));
   }
+}
+
+TEST_CASE("overlap DRAM-range files: cases that cannot be read are refused", "[calibrate][memory]") {
+  test::TempDir dir;
+  const std::string path = dir.file("ranges.json");
+  const auto refused = [&](const nlohmann::json& cases, const std::string& what) {
+    const nlohmann::json d = {{"schema_version", 1},
+                              {"provenance", {{"program", "ncu_overlap_ranges"}, {"gpus", {{{"name", "NVIDIA H200"}}}}}},
+                              {"cases", cases}};
+    test::write_file(path, d.dump());
+    calibrate::MeasurementSet set;
+    try {
+      calibrate::read_measurements(path, set);
+      FAIL("accepted");
+    } catch (const hw::UserError& e) {
+      CHECK_THAT(e.what(), Catch::Contains(what));
+    }
+    CHECK(set.overlap_traffic.empty());
+  };
+  const nlohmann::json good = {{"shape", "dense"}, {"m", 8192}, {"n", 4096}, {"k_dim", 7168}, {"groups", 1},
+                               {"k", 24}, {"compute_sms", 108}, {"gemm_alone_us", 700.0}, {"a2a_together_us", 360.0},
+                               {"gemm_alone_dram_bytes", 3.4e8}, {"copy_alone_dram_bytes", 5.4e8},
+                               {"gemm_together_dram_bytes", 5.0e8}};
+  calibrate::MeasurementSet ok;
+  test::write_file(path, nlohmann::json({{"schema_version", 1},
+                                         {"provenance", {{"program", "ncu_overlap_ranges"}, {"gpus", {{{"name", "NVIDIA H200"}}}}}},
+                                         {"cases", {good}}})
+                             .dump());
+  calibrate::read_measurements(path, ok);
+  REQUIRE(ok.overlap_traffic.size() == 1);
+  CHECK(ok.overlap_traffic[0].copy_sms == 24);
+  CHECK(ok.overlap_traffic[0].copy_together_us == 360.0);
+  refused(nlohmann::json::array(), "non-empty list");
+  auto c = good;
+  c["compute_sms"] = 107.5;
+  refused(nlohmann::json::array({c}), "whole number of SMs");
+  c = good;
+  c["k"] = 1e12;
+  refused(nlohmann::json::array({c}), "whole number of SMs");
+  c = good;
+  c["gemm_together_dram_bytes"] = 0;
+  refused(nlohmann::json::array({c}), "positive");
 }
 
 TEST_CASE("the bundled H200 profile's HBM exponent is the fit of its overlap bench's copies", "[calibrate][memory][data]") {

@@ -55,9 +55,9 @@ TEST_CASE("a wave's tiles out of phase fetch a shared panel again when lines out
   CHECK(bytes(0) == Approx(8 * panel + written));  // nothing outlives a read: each reader fetches
   // Shorter residency never reads less.
   double last = bytes(1);
-  for (double r = 0.9; r >= 0; r -= 0.1) {
-    CHECK(bytes(r) >= last);
-    last = bytes(r);
+  for (int tenths = 9; tenths >= 0; --tenths) {
+    CHECK(bytes(tenths / 10.0) >= last);
+    last = bytes(tenths / 10.0);
   }
 }
 

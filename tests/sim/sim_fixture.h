@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cost_model.h"
@@ -24,6 +25,12 @@ class TestCost : public sim::CostModel {
   bool calibrated() const override { return true; }
   sim::ComputeCost gemm_cost(int, const sim::GemmShape& g) const override {
     return {static_cast<int>(((g.m + 127) / 128) * ((g.n + 127) / 128)), gemm_bytes};
+  }
+  // Every GEMM launch's question: the SMs its waves span and the other kernels' HBM rate.
+  mutable std::vector<std::pair<int, double>> hbm_asked;
+  double gemm_hbm_bytes(int, const sim::GemmShape&, int sms, double others_Bps) const override {
+    hbm_asked.emplace_back(sms, others_Bps);
+    return gemm_bytes;
   }
   sim::Time gemm_time(int, const sim::GemmShape& g, int sms) const override {
     return sim::Time::from_seconds_ceil(2.0 * g.m * g.n * g.k / (per_sm_flops * sms));

@@ -79,6 +79,30 @@ TEST_CASE("kernels on separate partitions do not slow each other") {
   CHECK(r.ops[y.v].end == Time::from_seconds_ceil(2.0 * 1024 * 1024 * 1024 / (20 * 1e12)));
 }
 
+TEST_CASE("a GEMM's HBM bytes are asked for waves as wide as the SMs it gets, beside the HBM load then") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time(), Bandwidth::gbytes_per_s(100));
+  w.cost.gemm_bytes = 1e6;
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 1, "b");
+  // A 1 GB memory stream on the comm partition first, then GEMMs on both partitions.
+  auto copy = g.add_compute(b, GenericCompute{1.0, 1e9, DType::kBf16}, "copy");
+  auto wide = g.add_gemm(a, kGemm, "wide");                                  // 64 tiles on 112 SMs
+  auto narrow = g.add_gemm(b, kGemm, "narrow");                              // 64 tiles on 20 SMs, after the copy
+  auto small = g.add_gemm(a, GemmShape{256, 256, 1024, DType::kFp8}, "small");  // 4 tiles
+  (void)copy, (void)wide, (void)narrow, (void)small;
+  w.run(g);
+  REQUIRE(w.cost.hbm_asked.size() == 3);
+  CHECK(w.cost.hbm_asked[0].first == 64);  // its tiles, fewer than the partition's 112 SMs
+  CHECK(w.cost.hbm_asked[0].second == 0);  // the copy starts at the same instant: not yet in the load
+  CHECK(w.cost.hbm_asked[1].first == 4);
+  CHECK(w.cost.hbm_asked[1].second > 0);  // beside the copy
+  CHECK(w.cost.hbm_asked[2].first == 20);  // the comm partition's 20 SMs
+  // It launches at the instant the copy ends, before the network reallocates: the load is still
+  // the copy's 100 GB/s (the executor's "as the last reallocation left it").
+  CHECK(w.cost.hbm_asked[2].second == Approx(100e9));
+}
+
 TEST_CASE("memory-bound kernels on one GPU contend for HBM") {
   World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time(), Bandwidth::gbytes_per_s(100));
   OpGraph g;
