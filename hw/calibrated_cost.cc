@@ -65,7 +65,7 @@ double CalibratedCost::gemm_hbm_bytes(int gpu, const sim::GemmShape& g, int sms,
   // and writes through L2). A line then stays for the cache over the total rate, against the
   // spread of a wave's tile phases (hw/gemm_traffic.h); alone too.
   const double t = gemm_time(gpu, g, sms).to_seconds();
-  const double others = std::isfinite(others_Bps) ? std::max(0.0, others_Bps) : 0.0;
+  const double others = others_Bps > 0 ? others_Bps : 0.0;  // not a number: none
   if (!(t > 0)) return shared_once;
   const double own = shared_once / t, total = own + others;
   double residency_over_skew = kNoSkewLoss;
