@@ -53,7 +53,7 @@ double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, in
 // the profiler's rates (clocks locked to base), so the L2 shares, a line's residency and a tile's
 // time (the GEMM's alone over its waves) are read off the same run. The walk keeps the traffic
 // model's raster and L2 share. Least squared log error of the ratio, over [0, 8] tile times in
-// steps of 1/100. Every case has one tiling and tiles of 26 to 33 us: no case says how the spread
+// steps of 1/100. Every case has one tiling and tiles of 25 to 33 us: no case says how the spread
 // goes on longer tiles, and the profile holds it there (hw/gpu_profile.h).
 struct L2WaveSkewFit {
   double skew = 0;

@@ -14,10 +14,11 @@
 //
 // A wave's tiles do not read a shared panel at one instant: they run out of phase, their phases
 // spread over a span S (a profile's `l2_wave_skew` tile times), and every read of a line keeps it
-// in L2 for its residency T (the L2 it holds over the rate lines come in). A tile whose read of a shared panel
-// comes more than one residency after the last read fetches it again. Alone, a line outlives a
-// tile and nothing changes; beside a heavy copy it does not (calibrate/data/h200/
-// overlap_dram_ranges.json: the GEMMs read 1.7 times their bytes beside a 48-SM copy). With n
+// in L2 for its residency T (the L2 it holds over the rate lines come in). A tile whose read of a
+// shared panel comes more than one residency after the last read fetches it again. Alone, the
+// overlap bench's GEMMs keep a line about twice S and lose nothing; beside a heavy copy they do
+// not (calibrate/data/h200/overlap_dram_ranges.json: 1.7 times their bytes beside a 48-SM copy),
+// and a GEMM of long tiles and a high rate can lose some alone. With n
 // readers at phases uniform over the spread S, the expected fetches beyond the first are
 // (n - 1)(1 - T/S)^n for T < S (of n uniform points, each of the n - 1 gaps exceeds T with
 // probability (1 - T/S)^n).

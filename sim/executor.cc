@@ -78,10 +78,11 @@ void Executor::launch_compute(uint32_t op) {
   SmPool& pool = pools_[s.gpu];
   const int max_sms = std::max(1, std::min(c.max_sms, pool.partition(s.partition).sms));
   if (o.kind == OpKind::kGemm && c.hbm_bytes > 0) {
-    // Its waves are as wide as the SMs it can get; the other kernels' traffic is the HBM load as
-    // the last reallocation left it (traffic starting at the same instant is not yet in it; the
-    // order of same-instant events is fixed, so the answer is too).
-    const double others = net_.load(routing_.hbm(s.gpu)).bytes_per_s();
+    // Its waves are as wide as the SMs it can get; the other kernels' traffic is the HBM load
+    // as the last reallocation left it, less the kernels that ended at this instant (its own
+    // stream's predecessor among them); traffic starting at the same instant is not yet in it.
+    // The order of same-instant events is fixed, so the answer is too.
+    const double others = net_.load_now(routing_.hbm(s.gpu)).bytes_per_s();
     c.hbm_bytes = cost_.gemm_hbm_bytes(s.gpu, graph_.gemms()[o.payload], max_sms, others);
   }
   state_[op].work = c.hbm_bytes;

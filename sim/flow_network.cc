@@ -152,6 +152,7 @@ void FlowNetwork::detach(uint32_t f) {
           break;
         }
     }
+    link.departed += flow.rate;
     mark_dirty_link(l);
   }
 }
@@ -289,8 +290,10 @@ void FlowNetwork::reallocate() {
     }
   }
   // Most links of a component keep their load; only changes need settling and reporting.
-  for (size_t i = 0; i < comp_links_.size(); ++i)
+  for (size_t i = 0; i < comp_links_.size(); ++i) {
     if (links_[comp_links_[i]].load != load[i]) set_load(comp_links_[i], load[i]);
+    links_[comp_links_[i]].departed = 0;
+  }
 }
 
 void FlowNetwork::reschedule(uint32_t f) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -70,6 +71,12 @@ class FlowNetwork {
   Bandwidth rate(FlowId flow) const { return Bandwidth::bytes_per_s(flows_[flow.v].rate); }
   double remaining_bytes(FlowId flow) const;
   Bandwidth load(LinkId link) const { return Bandwidth::bytes_per_s(links_[link.v].load); }
+  // The load less the flows that ended at this instant, before the reallocation that follows them
+  // (the others' rates are still the last reallocation's).
+  Bandwidth load_now(LinkId link) const {
+    const Link& l = links_[link.v];
+    return Bandwidth::bytes_per_s(l.flows.empty() ? 0.0 : std::max(0.0, l.load - l.departed));
+  }
   Bandwidth capacity(LinkId link) const { return Bandwidth::bytes_per_s(links_[link.v].capacity); }
   Time latency(LinkId link) const { return links_[link.v].latency; }
   const std::string& name(LinkId link) const { return links_[link.v].name; }
@@ -90,6 +97,7 @@ class FlowNetwork {
     Time latency;
     std::vector<uint32_t> flows;  // active flows through this link
     double load = 0;
+    double departed = 0;    // rate of the flows that ended since the last reallocation
     double saturation = 0;  // exponent p; 0: an ordinary link
     bool alive = false;
     uint32_t mark = 0;  // component-search epoch

@@ -234,7 +234,7 @@ TEST_CASE("H100: the H200's phase spread predicts the GEMMs' bytes beside the co
       CHECK(spread < 1.02);
     }
   }
-  // Over k = 24 to 48: 4.1% median against 7.4% by L2 shares alone.
+  // Over k = 24 to 48: 4.1% median against 7.5% by L2 shares alone.
   CHECK(median_error(spread_errors) < 0.05);
   CHECK(median_error(spread_errors) < median_error(share_errors) - 0.02);
   // The H100's own bytes put the spread near the H200's: 0.84 tile times.

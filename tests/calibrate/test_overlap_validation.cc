@@ -1,8 +1,9 @@
 // The H200 profile against the GEMM / all-to-all overlap bench (calibrate/data/h200/overlap.json):
 // the optimum SM split is asserted (the issue's acceptance), the makespan's miss is pinned in
 // direction and size. The profile's sustained clocks and HBM ceiling took it from 17% to 7.4% at
-// the median, HBM as a saturating queue with the GEMMs' real traffic to 5.6%, the sharing a wave
-// loses beside the copy to 4.9%; what is left is the copy kernel's local rate, the GEMMs on
+// the median, HBM as a saturating queue with the GEMMs' real traffic to 5.6% (then helped by a
+// GEMM counting its own predecessor's traffic as another kernel's; without that, and with the
+// sharing a wave loses beside the copy, 5.6% and 15.6% worst); what is left is the copy kernel's local rate, the GEMMs on
 // partitions, and HBM carrying less of a mixed load (README).
 #include <catch2/catch.hpp>
 
@@ -38,17 +39,17 @@ TEST_CASE("overlap: every bench case is simulated as the bench ran it", "[calibr
     // Still under-predicted everywhere: the local copy runs 42 GB/s per SM alone in the bench
     // against the fit's 46 (an all-to-all of 2 GPUs, half its bytes over NVLink), and the large
     // GEMMs on 100-116 SMs run up to 25% under the fit even at the sustained clock. At 48 copy
-    // SMs (14.3%, the worst) HBM carries 3.28 TB/s of copy and GEMM traffic together, no more
+    // SMs (15.6%, the worst) HBM carries 3.28 TB/s of copy and GEMM traffic together, no more
     // than the copy alone there, where the queue model carries 3.75 (mixed streams lose
     // efficiency the model does not have) and the GEMMs read 1.76 times their bytes alone
-    // (overlap_dram_ranges.json) where the engine gives 1.54 (1.47 by L2 shares alone, before a
-    // wave's tiles ran out of phase: 16.9% worst, 5.6% median).
+    // (overlap_dram_ranges.json) where the engine gives 1.54 (1.47 by L2 shares alone: 16.1%
+    // worst, 5.6% median).
     CHECK(c.error() < 0);
-    CHECK(c.error() > -0.15);
+    CHECK(c.error() > -0.17);
   }
   // Without the sustained clocks: 17.2% median, 38.0% worst; without the HBM queue and the GEMMs'
   // real traffic: 7.4%, 32.4%.
-  CHECK(v.overlap.median_error < 0.05);
+  CHECK(v.overlap.median_error < 0.06);
 }
 
 TEST_CASE("overlap: the predicted best SM split is within one sweep step of the measured one", "[calibrate][overlap]") {

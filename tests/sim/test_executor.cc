@@ -98,9 +98,9 @@ TEST_CASE("a GEMM's HBM bytes are asked for waves as wide as the SMs it gets, be
   CHECK(w.cost.hbm_asked[1].first == 4);
   CHECK(w.cost.hbm_asked[1].second > 0);  // beside the copy
   CHECK(w.cost.hbm_asked[2].first == 20);  // the comm partition's 20 SMs
-  // It launches at the instant the copy ends, before the network reallocates: the load is still
-  // the copy's 100 GB/s (the executor's "as the last reallocation left it").
-  CHECK(w.cost.hbm_asked[2].second == Approx(100e9));
+  // It launches at the instant the copy ends, before the network reallocates: the copy, its own
+  // stream's predecessor, is no longer other traffic.
+  CHECK(w.cost.hbm_asked[2].second == 0);
 }
 
 TEST_CASE("memory-bound kernels on one GPU contend for HBM") {
