@@ -229,3 +229,22 @@ TEST_CASE("two flows only queues bound, on different queues, both move", "[sim][
   CHECK(done2 == Time::ms(20));
   CHECK(done3 == Time::ms(20));
 }
+
+TEST_CASE("a flow that ends leaves the link's load at once for whoever asks at that instant") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(100), Time());
+  // Capped at 30 and 40 GB/s: 1 GB at 30 ends at 33.3 ms, 2 GB at 40 at 50 ms.
+  double at_end = -1, reported_at_end = -1, after = -1;
+  net.start_flow({l}, 1e9, Bandwidth::gbytes_per_s(30), [&] {
+    at_end = net.load_now(l).bytes_per_s();
+    reported_at_end = net.load(l).bytes_per_s();  // the last reallocation's, until the next
+    e.after(Time(), [&] { e.after(Time(), [&] { after = net.load_now(l).bytes_per_s(); }); });
+  });
+  net.start_flow({l}, 2e9, Bandwidth::gbytes_per_s(40), [] {});
+  e.run();
+  CHECK(at_end == Approx(40e9));
+  CHECK(reported_at_end == Approx(70e9));
+  CHECK(after == Approx(40e9));  // reallocated: the survivor alone, nothing subtracted twice
+  CHECK(net.load_now(l).bytes_per_s() == 0);
+}
