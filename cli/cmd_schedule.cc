@@ -9,6 +9,7 @@
 #include "models/pipeline_schedule.h"
 #include "models/schedule_uniform_sim.h"
 #include "reports/atomic_file.h"
+#include "reports/schedule_json.h"
 #include "reports/schedule_report.h"
 
 namespace cs::cli {
@@ -30,20 +31,28 @@ int cmd_schedule_show(const ScheduleShowArgs& a) {
     bad("--times F,B,W,F&B needs F, B and F&B of at least 1 us and 1 <= W < B (W is part of the full backward B)");
 
   // Open the trace before the run so that an unwritable path fails at once.
-  std::optional<reports::AtomicFile> trace;
+  std::optional<reports::AtomicFile> trace, json;
   if (!a.trace.empty()) trace.emplace(a.trace);
+  if (!a.json.empty()) json.emplace(a.json);
   const models::PipelineSchedule s = models::make_schedule(p);
   const models::ChunkTimes t{sim::Time::us(f), sim::Time::us(b), sim::Time::us(w), sim::Time::us(fb)};
   const models::ScheduleRun run = models::simulate_uniform(s, t, trace ? &trace->stream() : nullptr);
   if (run.stuck_tasks != 0) throw std::logic_error("the generated schedule deadlocked");  // generator bug
 
   const std::string text = reports::schedule_show(s, t, run);
+  if (json) json->stream() << reports::schedule_json(s).dump(1) << '\n';
+  // Every output finished before any is committed: one that fails leaves all unchanged.
   if (trace) trace->finish_writing();
+  if (json) json->finish_writing();
   std::cout << text;
   check_stdout();
   if (trace) {
     trace->commit();
     std::cerr << "clustersim: wrote trace " << a.trace << " (open it in ui.perfetto.dev)\n";
+  }
+  if (json) {
+    json->commit();
+    std::cerr << "clustersim: wrote schedule " << a.json << "\n";
   }
   return 0;
 }

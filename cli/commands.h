@@ -59,6 +59,7 @@ struct ScheduleShowArgs {
   int virtual_stages = 0;  // 0: the kind's default (interleaved 2, else 1)
   std::vector<int64_t> times = {1, 2, 1, 2};  // F, B (full), W, F&B in microseconds
   std::string trace;  // empty: no trace
+  std::string json;   // empty: no JSON (reports/schedule_json.h)
 };
 
 struct CalibrateArgs {

@@ -139,6 +139,8 @@ int main(int argc, char** argv) {
   schedule_show_cmd->add_option("--times", sched.times, "Chunk times F,B,W,F&B in whole microseconds (B: full backward)")
       ->delimiter(',')->expected(4)->check(CLI::Range(int64_t{0}, int64_t{1'000'000'000}))->capture_default_str();
   schedule_show_cmd->add_option("--trace", sched.trace, "Write a Perfetto/Chrome trace (JSON) to this file");
+  schedule_show_cmd->add_option("--json", sched.json,
+                                "Write the schedule as data (each rank's tasks, what each needs) to this file");
   schedule_cmd->footer(
       "Examples:\n"
       "  clustersim schedule show dualpipe --stages 8 --microbatches 20\n"
