@@ -138,7 +138,9 @@ GpuProfile parse_profile(const YamlNode& root) {
   return p;
 }
 
-const GpuProfile* find_profile(const std::string& gpu) {
+namespace {
+
+const std::map<std::string, GpuProfile>& bundled_profiles() {
   static const auto profiles = [] {
     auto v = std::make_unique<std::map<std::string, GpuProfile>>();
     for (const auto& f : embedded_catalog_files()) {
@@ -149,8 +151,21 @@ const GpuProfile* find_profile(const std::string& gpu) {
     }
     return v;
   }();
-  const auto it = profiles->find(gpu);
-  return it == profiles->end() ? nullptr : &it->second;
+  return *profiles;
+}
+
+}  // namespace
+
+const GpuProfile* find_profile(const std::string& gpu) {
+  const auto& profiles = bundled_profiles();
+  const auto it = profiles.find(gpu);
+  return it == profiles.end() ? nullptr : &it->second;
+}
+
+std::string bundled_profile_names() {
+  std::string out;
+  for (const auto& [name, p] : bundled_profiles()) out += (out.empty() ? "" : ", ") + name;
+  return out;
 }
 
 bool is_profile_path(const std::string& name_or_path) {
@@ -160,7 +175,7 @@ bool is_profile_path(const std::string& name_or_path) {
 GpuProfile load_profile(const std::string& name_or_path, const YamlNode* where) {
   if (is_profile_path(name_or_path)) return parse_profile(load_yaml_file(name_or_path));
   if (const GpuProfile* p = find_profile(name_or_path)) return *p;
-  const std::string msg = "no calibrated profile '" + name_or_path + "' (bundled: h200, h800; or give a file path)";
+  const std::string msg = "no calibrated profile '" + name_or_path + "' (bundled: " + bundled_profile_names() + "; or give a file path)";
   if (where) where->fail(msg);
   throw UserError(name_or_path, 0, 0, msg);
 }

@@ -99,6 +99,8 @@ struct GpuProfile {
 GpuProfile parse_profile(const YamlNode& root);
 // A bundled profile by GPU name (hw/profiles/<gpu>.yaml), or nullptr when there is none.
 const GpuProfile* find_profile(const std::string& gpu);
+// The GPUs with a bundled profile, comma-separated in name order ("h100, h200, h800"), for messages.
+std::string bundled_profile_names();
 // Whether `name_or_path` names a file (contains '/' or ends in .yaml) rather than a bundled profile.
 bool is_profile_path(const std::string& name_or_path);
 // A file path (is_profile_path), else a bundled profile's name. UserError if neither.

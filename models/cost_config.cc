@@ -84,7 +84,7 @@ CostModelConfig parse_cost(const std::optional<YamlNode>& node, ClusterConfig& c
   } else if (const hw::GpuProfile* bundled = hw::find_profile(cluster.gpu.name)) {
     prof = *bundled;
   } else {
-    m.node().fail("no bundled calibrated profile for " + cluster.gpu.name + " (bundled: h200, h800): give 'profile' "
+    m.node().fail("no bundled calibrated profile for " + cluster.gpu.name + " (bundled: " + hw::bundled_profile_names() + "): give 'profile' "
                   "(a file from `clustersim calibrate fit` or `calibrate carry`), or use kind 'roofline'");
   }
   if (prof.gpu != cluster.gpu.name)

@@ -16,8 +16,8 @@
 
 using namespace cs;
 
-TEST_CASE("the bundled H200 and H800 profiles name a source for every parameter", "[calibrate][profile]") {
-  for (const char* gpu : {"h200", "h800"}) {
+TEST_CASE("the bundled H100, H200 and H800 profiles name a source for every parameter", "[calibrate][profile]") {
+  for (const char* gpu : {"h100", "h200", "h800"}) {
     const hw::GpuProfile* p = hw::find_profile(gpu);
     REQUIRE(p != nullptr);
     CHECK(p->gemm_params.size() == hw::GemmModel::kParams);
@@ -29,7 +29,8 @@ TEST_CASE("the bundled H200 and H800 profiles name a source for every parameter"
         INFO(gpu << " " << name);
         CHECK(!q.source.empty());
         CHECK(q.value > 0);
-        if (std::string(gpu) == "h800") CHECK(q.origin != "measured");  // nothing was measured on an H800
+        // Carried profiles: their own GPU measured nothing of them.
+        if (std::string(gpu) != "h200") CHECK(q.origin != "measured");
       }
   }
 }
@@ -47,6 +48,19 @@ TEST_CASE("the H800 profile is the H200's with HBM and NVLink scaled by the data
   // carry_profile reproduces the bundled file.
   const hw::GpuProfile again = calibrate::carry_profile(h200, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
   CHECK(again.comm.nvlink_GBps == Approx(h800.comm.nvlink_GBps).epsilon(1e-9));
+}
+
+TEST_CASE("the bundled H100 profile is the H200's carried by the datasheets, as calibrate carry writes it", "[calibrate][profile]") {
+  const hw::GpuProfile* h100 = hw::find_profile("h100");
+  REQUIRE(h100 != nullptr);
+  CHECK(hw::bundled_profile_names() == "h100, h200, h800");
+  const hw::GpuProfile again =
+      calibrate::carry_profile(*hw::find_profile("h200"), *hw::find_gpu("h200"), *hw::find_gpu("h100"));
+  CHECK(h100->memory.hbm_GBps == Approx(again.memory.hbm_GBps).epsilon(1e-9));
+  CHECK(h100->gemm.hbm_GBps == Approx(again.gemm.hbm_GBps).epsilon(1e-9));
+  CHECK(h100->gemm.chip_tflops == Approx(again.gemm.chip_tflops).epsilon(1e-9));
+  CHECK(h100->comm.nvlink_GBps == Approx(again.comm.nvlink_GBps).epsilon(1e-9));
+  CHECK(h100->memory.hbm_GBps < hw::find_profile("h200")->memory.hbm_GBps);  // HBM3 3.35 against HBM3e 4.8 TB/s
 }
 
 TEST_CASE("a profile written as YAML reads back the same", "[calibrate][profile]") {

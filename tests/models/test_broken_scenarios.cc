@@ -88,10 +88,7 @@ const std::vector<Expected>& corpus() {
             "with `clustersim calibrate carry PROFILE --to h800 -o FILE`)"),
       part("profile_missing_file.yaml", 12, 12,
            "broken/profiles/nowhere.yaml' (relative paths start at the scenario's folder)"),
-      exact("profile_unknown_name.yaml", 12, 12, "no calibrated profile 'b200' (bundled: h200, h800; or give a file path)"),
-      exact("profile_none_bundled.yaml", 11, 3,
-            "no bundled calibrated profile for h100 (bundled: h200, h800): give 'profile' (a file from `clustersim "
-            "calibrate fit` or `calibrate carry`), or use kind 'roofline'"),
+      exact("profile_unknown_name.yaml", 12, 12, "no calibrated profile 'b200' (bundled: h100, h200, h800; or give a file path)"),
       exact("profile_with_roofline.yaml", 12, 12, "'profile' applies to kind 'calibrated'"),
       exact("comm_bw_with_profile.yaml", 12, 24,
             "'comm_bw_per_sm_GBps' applies to kind 'roofline'; a calibrated profile has its own measured copy rate"),
