@@ -285,9 +285,14 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else if (p.program == "kernels/torch/memory_bound.py") read_memory_bound(d, source, path, set);
     else if (p.program == "ncu_dram_bytes") read_gemm_traffic(d, source, path, set);
     else if (p.program == "ncu_overlap_ranges") read_overlap_traffic(d, source, path, set);
+    else if (p.program == "kernels/torch/pipeline_step.py") {
+      std::vector<PipelineCase> steps = read_pipeline_cases(d, path, source);
+      set.notes.push_back(path + ": " + std::to_string(steps.size()) + " pipeline-parallel steps (schedules as generated)");
+      for (PipelineCase& c : steps) set.pipelines.push_back(std::move(c));
+    }
     else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
                                          "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py, "
-                                         "ncu_dram_bytes, ncu_overlap_ranges)");
+                                         "kernels/torch/pipeline_step.py, ncu_dram_bytes, ncu_overlap_ranges)");
     set.sources.push_back(p);
   } catch (const json::exception& e) {
     throw hw::UserError(path, 0, 0, std::string("unexpected JSON content: ") + e.what());

@@ -1,11 +1,12 @@
 // Kernel results as the fit reads them: the JSON that kernels/ writes (cs_fp8_gemm,
-// cs_all_to_all, cs_overlap, the PyTorch scripts, ncu_dram_bytes), recognised by provenance.program. Every case keeps the file and the
+// cs_all_to_all, cs_overlap, the PyTorch scripts (pipeline steps among them), ncu_dram_bytes), recognised by provenance.program. Every case keeps the file and the
 // index it came from, so a fitted parameter and a validation line can name their measurement.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "calibrate/pipeline_cases.h"
 #include "sim/op_graph.h"
 
 namespace cs::calibrate {
@@ -122,6 +123,7 @@ struct MeasurementSet {
   std::vector<MemoryBoundCase> memory_bound;
   std::vector<GemmTrafficCase> gemm_traffic;
   std::vector<OverlapTrafficCase> overlap_traffic;
+  std::vector<PipelineCase> pipelines;  // kernels/torch/pipeline_step.py (calibrate/pipeline_cases.h)
   std::vector<std::string> notes;  // what was read and what was left out, and why
 };
 

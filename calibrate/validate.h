@@ -13,7 +13,7 @@
 namespace cs::calibrate {
 
 struct CaseCheck {
-  std::string kind;   // gemm | all_to_all | attention | memory_bound | overlap (the window's makespan)
+  std::string kind;   // gemm | all_to_all | attention | memory_bound | overlap (the window's makespan) | pipeline (a step)
   std::string label;  // the shape or the size, with the SMs
   double measured_us = 0, predicted_us = 0;
   bool held_out = false;
@@ -38,7 +38,8 @@ struct Validation {
   std::vector<CaseCheck> cases;
   FitStats gemm_held, gemm_all, comm_held, comm_all;
   FitStats attention, memory_bound;  // the calls the fit used (the profile's kernels section)
-  FitStats overlap;  // never fitted: every case is held out
+  FitStats overlap;   // never fitted: every case is held out
+  FitStats pipeline;  // whole pipeline-parallel steps; never fitted: every case is held out
   std::vector<OverlapOptimum> optima;
 };
 

@@ -91,14 +91,20 @@ CostModelConfig parse_cost(const std::optional<YamlNode>& node, ClusterConfig& c
     (p ? *p : m.node()).fail("profile '" + prof.file + "' is calibrated for " + prof.gpu + ", but the cluster's GPUs are " +
                              cluster.gpu.name + " (carry it over with `clustersim calibrate carry PROFILE --to " +
                              cluster.gpu.name + " -o FILE`)");
+  use_profile(c, cluster, std::move(prof));
+  return c;
+}
+
+void use_profile(CostModelConfig& cost, ClusterConfig& cluster, hw::GpuProfile prof) {
   // HBM shared by every kernel of a GPU carries what the profile measured, not the datasheet peak.
   if (!cluster.hbm_bw_overridden && prof.memory.present()) cluster.figures.hbm_bw_GBps = prof.memory.hbm_GBps;
   if (!cluster.nvlink_bw_overridden) {
     cluster.figures.nvlink_bw_GBps = prof.comm.nvlink_GBps;
     if (cluster.fabric.kind == "switch") cluster.fabric.link_bw_GBps = prof.comm.nvlink_GBps;
   }
-  c.profile = std::make_shared<const hw::GpuProfile>(std::move(prof));
-  return c;
+  cost.kind = "calibrated";
+  cost.comm_bw_per_sm_GBps = 0;
+  cost.profile = std::make_shared<const hw::GpuProfile>(std::move(prof));
 }
 
 std::unique_ptr<sim::CostModel> make_cost_model(const CostModelConfig& cost, const hw::GpuSpec& gpu) {

@@ -18,6 +18,9 @@ namespace cs::models {
 // relative profile path is taken from the scenario file's folder. Unless the scenario overrides
 // NVLink, the profile's measured NVLink bandwidth replaces the catalog's in `cluster`.
 CostModelConfig parse_cost(const std::optional<hw::YamlNode>& node, ClusterConfig& cluster);
+// A calibrated profile as parse_cost applies it: the cost model takes `prof`, and the cluster's HBM
+// and NVLink figures become the profile's measured ones unless the scenario overrode them.
+void use_profile(CostModelConfig& cost, ClusterConfig& cluster, hw::GpuProfile prof);
 
 std::unique_ptr<sim::CostModel> make_cost_model(const CostModelConfig& cost, const hw::GpuSpec& gpu);
 

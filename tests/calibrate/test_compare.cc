@@ -241,3 +241,22 @@ workload:
     CHECK_THAT(e.what(), Catch::Contains("on 116 + 16 SMs"));
   }
 }
+
+TEST_CASE("the committed two-H100 DualPipe trace: rank 0 runs the GEMMs the simulated schedule gives it", "[compare][data]") {
+  const cs::models::Scenario sc =
+      cs::models::load_scenario_file(cs::test::source_dir() + "/scenarios/pipeline-dualpipe-h100x2.yaml");
+  const CompareReport r =
+      compare_scenario(sc, cs::test::source_dir() + "/calibrate/data/h100/kineto_pipeline_dualpipe_m08.json");
+  std::map<std::string, ClassRow> rows;
+  for (const ClassRow& c : r.classes) rows[class_name(c.cls)] = c;
+  // Rank 0 holds 4 layers of each direction (8 micro-batches: 4 per direction, each through one of
+  // its two stages): 8 forwards and 8 backwards of 4 layers x 4 linears (forward: 1 GEMM, backward:
+  // 2), 8 x 16 x 3 = 384, plus the head of its direction-1 stage (4 micro-batches x 3) = 396.
+  CHECK(rows["gemm"].measured_count == 396);
+  CHECK(rows["gemm"].simulated_count == 396);
+  // The classes' times are what the committed trace holds; GEMMs within 25% (BF16 GEMMs carried at
+  // the datasheet's FP8/BF16 ratio run slow in the model: the issue notes say why).
+  CHECK(rows["gemm"].measured_ms > 200);
+  CHECK(std::abs(rows["gemm"].error_pct()) < 25);
+  CHECK(rows["attention"].measured_ms > 0);
+}
