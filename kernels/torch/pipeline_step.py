@@ -3,9 +3,12 @@ generator gives: 1F1B, interleaved 1F1B, ZB1P, DualPipe and DualPipeV, each rank
 
 The model is scenarios/dense-step-h200.yaml's (dense_step.py: hidden 4096, GQA 32/8, SwiGLU 14336,
 vocabulary 32000, BF16) with more layers, cut into the schedule's model stages (the embedding on
-stage 0, final norm, head and loss on the last). Every linear layer's backward can leave its weight
-gradient for later (DualPipe's WeightGradStore): a "backward_input" task computes input gradients
-only and queues (x, dy) per linear, its "backward_weight" task runs the queued dW GEMMs.
+stage 0, final norm, head and loss on the last), built as a production framework builds it rather
+than eagerly: RoPE, SwiGLU and the loss each one fused kernel (torch.compile), RMSNorm PyTorch's
+fused kernel, weight gradients summed over micro-batches by the dW GEMM itself (beta = 1). Every
+linear layer's backward can leave its weight gradient for later (DualPipe's WeightGradStore): a
+"backward_input" task computes input gradients only and queues (x, dy) per linear, its
+"backward_weight" task runs the queued dW GEMMs.
 
 Schedules come from `clustersim schedule show KIND --stages PP --microbatches M --json S.json`:
 each rank's tasks in execution order and the passes each one needs. This program has no schedule
@@ -62,15 +65,35 @@ class WeightGrads:
     collecting = None
 
 
-def weight_grad(x, dy):
-    return dy.reshape(-1, dy.shape[-1]).t().matmul(x.reshape(-1, x.shape[-1]))
-
-
-def accumulate(w, g):
+def weight_grad_into(w, x, dy):
+    """dW = dy^T x, summed into w.grad by the GEMM itself (beta = 1) from the second micro-batch on:
+    Megatron's gradient_accumulation_fusion, which the simulator assumes (it has no separate
+    accumulation op); eager autograd would add each micro-batch's dW in an extra elementwise pass."""
+    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
     if w.grad is None:
-        w.grad = g
+        w.grad = dy2.t().matmul(x2)
     else:
-        w.grad.add_(g)
+        w.grad.addmm_(dy2.t(), x2)
+
+
+# Elementwise chains fused into one kernel each way (torch.compile: Inductor's Triton kernels), as
+# production frameworks fuse them (Megatron/TE: fused RoPE, SwiGLU, cross entropy) and as the
+# simulator prices them (one op each, at the fused kernels' measured HBM rate).
+@torch.compile(dynamic=False)
+def rope(x, cos, sin):
+    x1, x2 = x.chunk(2, dim=-1)
+    return x * cos + torch.cat([-x2, x1], -1) * sin
+
+
+@torch.compile(dynamic=False)
+def swiglu(gate_up):
+    gate, up = gate_up.chunk(2, -1)
+    return F.silu(gate) * up
+
+
+@torch.compile(dynamic=False)
+def loss_fn(logits, labels):
+    return F.cross_entropy(logits.view(-1, VOCAB).float(), labels.view(-1))
 
 
 class Linear(torch.autograd.Function):
@@ -85,8 +108,9 @@ class Linear(torch.autograd.Function):
         dx = dy.matmul(w)
         if WeightGrads.collecting is not None:
             WeightGrads.collecting.append((x, dy, w))
-            return dx, None
-        return dx, weight_grad(x, dy)
+        else:
+            weight_grad_into(w, x, dy)
+        return dx, None  # w.grad is written above or by the later weight task, not by autograd
 
 
 def param(gen, device, *shape, scale=0.02):
@@ -137,9 +161,6 @@ class Stage:
             out += [("final_norm", self.final_norm), ("head", self.head)]
         return out
 
-    def rope(self, x):
-        x1, x2 = x.chunk(2, dim=-1)
-        return x * self.cos + torch.cat([-x2, x1], -1) * self.sin
 
     def forward(self, x, labels):
         """x: token ids (stage 0) or the previous stage's activations; returns activations, or
@@ -153,17 +174,16 @@ class Stage:
             q = q.view(BATCH, SEQ, HEADS, HEAD_DIM).transpose(1, 2)
             k = k.view(BATCH, SEQ, KV_HEADS, HEAD_DIM).transpose(1, 2)
             v = v.view(BATCH, SEQ, KV_HEADS, HEAD_DIM).transpose(1, 2)
-            q, k = self.rope(q), self.rope(k)
+            q, k = rope(q, self.cos, self.sin), rope(k, self.cos, self.sin)
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
             a = a.transpose(1, 2).reshape(BATCH, SEQ, HEADS * HEAD_DIM)
             x = x + Linear.apply(a, lay["o"])
             h = F.rms_norm(x, (HIDDEN,), lay["ffn_norm"], 1e-5)
-            gate, up = Linear.apply(h, lay["up"]).chunk(2, -1)
-            x = x + Linear.apply(F.silu(gate) * up, lay["down"])
+            x = x + Linear.apply(swiglu(Linear.apply(h, lay["up"])), lay["down"])
         if self.has_head:
             x = F.rms_norm(x, (HIDDEN,), self.final_norm, 1e-5)
             logits = Linear.apply(x, self.head)
-            return F.cross_entropy(logits.view(-1, VOCAB).float(), labels.view(-1))
+            return loss_fn(logits, labels)
         return x
 
 
@@ -265,7 +285,7 @@ class Pipeline:
 
     def _weight(self, c):
         for x, dy, w in self.deferred.pop(key(c)):
-            accumulate(w, weight_grad(x, dy))
+            weight_grad_into(w, x, dy)
 
     def _task(self, r, t):
         k = t["kind"]
