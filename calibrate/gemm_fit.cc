@@ -26,6 +26,46 @@ double predict_us(const hw::GemmModel& m, const GemmCase& c, double reference_MH
   return hw::gemm_model_us(m, c.shape, c.sms, 1.0, slowdown);
 }
 
+double predict_bf16_us(const hw::GemmModel& fp8, const hw::GemmBf16Model& bf16, const GemmCase& c,
+                       double reference_MHz) {
+  return predict_us(hw::with_bf16_rates(fp8, bf16), c, reference_MHz);
+}
+
+GemmBf16Fit fit_gemm_bf16(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& fp8,
+                          double reference_MHz) {
+  std::vector<const GemmCase*> fitted;
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (use.empty() || use[i]) fitted.push_back(&cases[i]);
+  GemmBf16Fit out;
+  if (fitted.empty()) return out;
+  const auto to_model = [](const Eigen::VectorXd& x) { return hw::GemmBf16Model{std::exp(x[0]), std::exp(x[1])}; };
+  const ResidualFn f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
+    const hw::GemmBf16Model m = to_model(x);
+    for (size_t i = 0; i < fitted.size(); ++i)
+      r[static_cast<Eigen::Index>(i)] = std::log(predict_bf16_us(fp8, m, *fitted[i], reference_MHz) / fitted[i]->time_us);
+  };
+  // From the datasheet's half of the FP8 rates, and from either rate's regime binding alone (the
+  // min switches regimes; a rate whose regime binds nowhere has no gradient). Deterministic.
+  LmResult lm;
+  for (double sm_scale : {1.0, 0.6})
+    for (double chip_scale : {1.0, 1.5, 0.7}) {
+      Eigen::VectorXd x(2);
+      x[0] = std::log(0.5 * fp8.sm_tflops * sm_scale);
+      x[1] = std::log(0.5 * fp8.chip_tflops * chip_scale);
+      LmResult r = levenberg_marquardt(f, static_cast<int>(fitted.size()), x);
+      if (lm.x.size() == 0 || r.cost < lm.cost) lm = std::move(r);
+    }
+  out.model = to_model(lm.x);
+  out.converged = lm.converged;
+  std::vector<double> pred, meas;
+  for (const GemmCase* c : fitted) {
+    pred.push_back(predict_bf16_us(fp8, out.model, *c, reference_MHz));
+    meas.push_back(c->time_us);
+  }
+  out.fit = fit_stats(pred, meas);
+  return out;
+}
+
 GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start,
                  double reference_MHz) {
   std::vector<const GemmCase*> fitted;

@@ -8,6 +8,7 @@
 #include "calibrate/fit_stats.h"
 #include "calibrate/measurements.h"
 #include "hw/gemm_model.h"
+#include "hw/gpu_profile.h"
 
 namespace cs::calibrate {
 
@@ -30,6 +31,19 @@ struct GemmFit {
 // clock is predicted at it, its tiles reference / clock as long (as validate simulates it).
 GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& start,
                  double reference_MHz = 0);
+// BF16's own MMA rates (hw::GemmBf16Model) on top of an FP8 fit: the other parameters are the FP8
+// fit's (one kernel family, the same tiles and epilogue), only the per-SM and chip rates are
+// fitted, on the cases whose `use` flag is set, in the FP8 fit's clock frame (`reference_MHz`).
+struct GemmBf16Fit {
+  hw::GemmBf16Model model;
+  FitStats fit;  // on the cases fitted
+  bool converged = false;
+};
+GemmBf16Fit fit_gemm_bf16(const std::vector<GemmCase>& cases, const std::vector<bool>& use, const hw::GemmModel& fp8,
+                          double reference_MHz = 0);
+double predict_bf16_us(const hw::GemmModel& fp8, const hw::GemmBf16Model& bf16, const GemmCase& c,
+                       double reference_MHz = 0);
+
 // A start from the datasheet (FP8 peak, HBM bandwidth) and typical kernel overheads.
 hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps);
 double predict_us(const hw::GemmModel& m, const GemmCase& c, double reference_MHz = 0);

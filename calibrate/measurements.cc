@@ -201,6 +201,35 @@ void read_memory_bound(const json& d, int source, const std::string& file, Measu
   set.notes.push_back(file + ": " + std::to_string(used) + " memory-bound kernels");
 }
 
+// kernels/torch/bf16_gemm.py: BF16 GEMMs through F.linear on the whole GPU or a green context.
+void read_bf16_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = field(d, "cases", file, "the file");
+  if (!cases.is_array() || cases.empty()) throw hw::UserError(file, 0, 0, "'cases' must be a non-empty array");
+  int used = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    if (field(c, "dtype", file, where) != "bf16") throw hw::UserError(file, 0, 0, where + ".dtype must be \"bf16\"");
+    if (field(c, "checked", file, where) != true)
+      throw hw::UserError(file, 0, 0, where + " was not checked against its FP32 product: not a result to fit");
+    GemmCase g;
+    g.name = field(c, "name", file, where).get<std::string>();
+    g.shape = fp8_shape(c, "k", file, where);
+    g.shape.dtype = sim::DType::kBf16;
+    g.sms = static_cast<int>(num(c, "sm_obtained", file, where));
+    g.time_us = num(c, "median_us", file, where);
+    g.p10_us = num(c, "p10_us", file, where);
+    g.p90_us = num(c, "p90_us", file, where);
+    if (g.shape.m < 1 || g.shape.n < 1 || g.shape.k < 1 || g.shape.groups < 1 || g.sms < 1 || !(g.time_us > 0))
+      throw hw::UserError(file, 0, 0, where + ": sizes, SMs and time must be positive");
+    g.index = static_cast<int>(i);
+    g.source = source;
+    set.bf16_gemms.push_back(g);
+    ++used;
+  }
+  set.notes.push_back(file + ": " + std::to_string(used) + " BF16 GEMM cases");
+}
+
 // calibrate/scripts/ncu_dram_bytes.py's summary of an Nsight Compute run of cs_fp8_gemm.
 void read_gemm_traffic(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& cases = field(d, "cases", file, "the file");
@@ -284,6 +313,7 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else if (p.program == "kernels/torch/attention_bench.py") read_attention(d, source, path, set);
     else if (p.program == "kernels/torch/memory_bound.py") read_memory_bound(d, source, path, set);
     else if (p.program == "ncu_dram_bytes") read_gemm_traffic(d, source, path, set);
+    else if (p.program == "kernels/torch/bf16_gemm.py") read_bf16_gemms(d, source, path, set);
     else if (p.program == "ncu_overlap_ranges") read_overlap_traffic(d, source, path, set);
     else if (p.program == "kernels/torch/pipeline_step.py") {
       std::vector<PipelineCase> steps = read_pipeline_cases(d, path, source);
@@ -292,7 +322,7 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     }
     else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
                                          "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py, "
-                                         "kernels/torch/pipeline_step.py, ncu_dram_bytes, ncu_overlap_ranges)");
+                                         "kernels/torch/bf16_gemm.py, kernels/torch/pipeline_step.py, ncu_dram_bytes, ncu_overlap_ranges)");
     set.sources.push_back(p);
   } catch (const json::exception& e) {
     throw hw::UserError(path, 0, 0, std::string("unexpected JSON content: ") + e.what());

@@ -116,7 +116,8 @@ struct OverlapTrafficCase {
 
 struct MeasurementSet {
   std::vector<Provenance> sources;
-  std::vector<GemmCase> gemms;
+  std::vector<GemmCase> gemms;       // FP8, DeepSeek's block scaling (cs_fp8_gemm)
+  std::vector<GemmCase> bf16_gemms;  // BF16 (kernels/torch/bf16_gemm.py)
   std::vector<AllToAllCase> all_to_alls;
   std::vector<OverlapCase> overlaps;
   std::vector<AttentionCase> attentions;

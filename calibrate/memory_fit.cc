@@ -61,6 +61,10 @@ const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu) {
   return other && other->sms == gpu.sms && other->l2_mb == gpu.l2_mb ? other : nullptr;
 }
 
+bool chip_level_measurement(const Provenance& p) {
+  return p.program == "ncu_dram_bytes" || p.program == "kernels/torch/bf16_gemm.py";
+}
+
 double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share) {
   sim::GemmShape one = c.shape;
   one.groups = 1;

@@ -62,11 +62,12 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   if (a2a.empty()) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all cases of our kernel among the inputs (cs_all_to_all's JSON)");
   const hw::GpuSpec* traffic_on = nullptr;  // where the GEMM traffic was measured
   for (const Provenance& p : set.sources) {
-    if (p.program == "ncu_dram_bytes") {
-      traffic_on = traffic_gpu(p, gpu);
-      if (!traffic_on)
+    if (chip_level_measurement(p)) {
+      const hw::GpuSpec* on = traffic_gpu(p, gpu);
+      if (!on)
         throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', neither " + gpu.model +
                                               " nor a catalog GPU of its SM count and L2");
+      if (p.program == "ncu_dram_bytes") traffic_on = on;
       continue;
     }
     if (!measured_on(p, gpu.name)) throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', not on " + gpu.model);
@@ -137,6 +138,20 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
           g[i], "unconstrained",
           "no measured case depends on it (its regime binds in none): the value the fit left, from a start of " +
               fmt_double(g0[i]) + " (datasheet); " + gemm_src};
+  }
+  if (!set.bf16_gemms.empty()) {
+    const std::vector<bool> held = gemm_holdout(set.bf16_gemms, holdout_every);
+    b.gemm_bf16_held_out = static_cast<int>(std::count(held.begin(), held.end(), true));
+    b.gemm_bf16 = fit_gemm_bf16(set.bf16_gemms, flip(held), p.gemm, p.clocks.present() ? p.clocks.gemm_fit_MHz : 0);
+    p.gemm_bf16 = b.gemm_bf16->model;
+    std::snprintf(fitnote, sizeof fitnote,
+                  "fit of %d BF16 cases (%d held out; the FP8 fit's launch, tile, HBM and split-K kept), median "
+                  "error %.1f%%, worst %.1f%%",
+                  b.gemm_bf16->fit.cases, b.gemm_bf16_held_out, b.gemm_bf16->fit.median_error * 100,
+                  b.gemm_bf16->fit.worst_error * 100);
+    const std::string src = std::string(fitnote) + ": " + sources_of(set, "kernels/torch/bf16_gemm.py");
+    p.gemm_bf16_params["sm_tflops"] = {p.gemm_bf16.sm_tflops, "measured", src};
+    p.gemm_bf16_params["chip_tflops"] = {p.gemm_bf16.chip_tflops, "measured", src};
   }
   std::snprintf(fitnote, sizeof fitnote, "fit of %d cases of our kernel (%d held out), median error %.1f%%, worst %.1f%%",
                 b.comm.fit.cases, b.comm_held_out, b.comm.fit.median_error * 100, b.comm.fit.worst_error * 100);
@@ -260,6 +275,10 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
   hbm_param.value *= hbm;
   hbm_param.source = "the " + from_gpu.name + " fit x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
                      fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
+  for (auto& [name, param] : p.gemm_bf16_params) {  // SM-side rates of the same chip
+    param.origin = "carried";
+    param.source = same + "; there: " + param.source;
+  }
   for (auto& [name, param] : p.comm_params) {
     param.origin = "carried";
     param.source = same + "; there: " + param.source;
@@ -330,6 +349,8 @@ std::string profile_yaml(const hw::GpuProfile& p) {
     for (const auto& [k, v] : r) o << "  " << k << ": [" << fmt_double(v.lo) << ", " << fmt_double(v.hi) << "]\n";
   };
   section("gemm", p.gemm_params, &hw::GemmModel::param_name, hw::GemmModel::kParams);
+  if (p.gemm_bf16.present())
+    section("gemm_bf16", p.gemm_bf16_params, &hw::GemmBf16Model::param_name, hw::GemmBf16Model::kParams);
   ranges("gemm_range", p.gemm_range);
   section("comm", p.comm_params, &hw::CommModel::param_name, hw::CommModel::kParams);
   ranges("comm_range", p.comm_range);

@@ -27,7 +27,8 @@ struct ProfileBuild {
   GemmFit gemm;
   CommFit comm;
   std::optional<KernelFit> kernels;  // when attention and memory-bound measurements were given
-  int gemm_held_out = 0, comm_held_out = 0;
+  std::optional<GemmBf16Fit> gemm_bf16;  // when BF16 GEMM measurements were given
+  int gemm_held_out = 0, comm_held_out = 0, gemm_bf16_held_out = 0;
 };
 
 // Fits on the cases not held out (every `holdout_every`-th shape / grid cell; 0 holds none out).

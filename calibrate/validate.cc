@@ -83,6 +83,18 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
                        in(p.gemm_range, "n", double(c.shape.n)) && in(p.gemm_range, "k", double(c.shape.k)));
     v.cases.push_back(k);
   }
+  // BF16 GEMMs through the same engine path (the shape's type picks the profile's BF16 rates).
+  const std::vector<bool> bf16_held = gemm_holdout(set.bf16_gemms, holdout_every);
+  for (size_t i = 0; i < set.bf16_gemms.size(); ++i) {
+    const GemmCase& c = set.bf16_gemms[i];
+    CaseCheck k;
+    k.kind = "gemm_bf16";
+    k.label = c.key() + " on " + std::to_string(c.sms) + " SMs";
+    k.measured_us = c.time_us;
+    k.predicted_us = simulate_gemm(p, gpu, c).to_seconds() * 1e6;
+    k.held_out = bf16_held[i];
+    v.cases.push_back(k);
+  }
   std::vector<AllToAllCase> a2a;
   for (const AllToAllCase& c : set.all_to_alls)
     if (comm_fits_case(c)) a2a.push_back(c);
@@ -155,6 +167,8 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   v.pipeline = stats(v.cases, "pipeline", false);
   v.gemm_held = stats(v.cases, "gemm", true);
   v.gemm_all = stats(v.cases, "gemm", false);
+  v.gemm_bf16_held = stats(v.cases, "gemm_bf16", true);
+  v.gemm_bf16_all = stats(v.cases, "gemm_bf16", false);
   v.comm_held = stats(v.cases, "all_to_all", true);
   v.comm_all = stats(v.cases, "all_to_all", false);
   return v;

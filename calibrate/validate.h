@@ -13,7 +13,7 @@
 namespace cs::calibrate {
 
 struct CaseCheck {
-  std::string kind;   // gemm | all_to_all | attention | memory_bound | overlap (the window's makespan) | pipeline (a step)
+  std::string kind;   // gemm | gemm_bf16 | all_to_all | attention | memory_bound | overlap (the window's makespan) | pipeline (a step)
   std::string label;  // the shape or the size, with the SMs
   double measured_us = 0, predicted_us = 0;
   bool held_out = false;
@@ -37,6 +37,7 @@ struct OverlapOptimum {
 struct Validation {
   std::vector<CaseCheck> cases;
   FitStats gemm_held, gemm_all, comm_held, comm_all;
+  FitStats gemm_bf16_held, gemm_bf16_all;  // BF16 GEMMs, where measured
   FitStats attention, memory_bound;  // the calls the fit used (the profile's kernels section)
   FitStats overlap;   // never fitted: every case is held out
   FitStats pipeline;  // whole pipeline-parallel steps; never fitted: every case is held out

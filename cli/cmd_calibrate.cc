@@ -49,6 +49,10 @@ void print_validation(const calibrate::Validation& v, bool every_case) {
   std::printf("simulated against measured:\n");
   print_stats("FP8 GEMM, held out", v.gemm_held);
   print_stats("FP8 GEMM, all", v.gemm_all);
+  if (v.gemm_bf16_all.cases > 0) {
+    print_stats("BF16 GEMM, held out", v.gemm_bf16_held);
+    print_stats("BF16 GEMM, all", v.gemm_bf16_all);
+  }
   print_stats("all-to-all, held out", v.comm_held);
   print_stats("all-to-all, all", v.comm_all);
   if (v.attention.cases > 0) print_stats("attention (fitted)", v.attention);
@@ -93,6 +97,10 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
   std::printf("fit residuals (closed forms, on the cases fitted):\n");
   print_stats("FP8 GEMM", b.gemm.fit);
   print_stats("all-to-all", b.comm.fit);
+  if (b.gemm_bf16) {
+    for (const auto& [name, p] : b.profile.gemm_bf16_params) std::printf("  bf16 %-9s %12.5g\n", name.c_str(), p.value);
+    print_stats("BF16 GEMM", b.gemm_bf16->fit);
+  }
   if (b.kernels) {
     for (const auto& [name, p] : b.profile.kernel_params) std::printf("  %-16s %12.5g\n", name.c_str(), p.value);
     print_stats("attention forward", b.kernels->attn_fwd);

@@ -56,9 +56,10 @@ nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::stri
   for (const hw::GpuSpec& g : hw::gpu_catalog())
     if (calibrate::measured_on(set.sources.front(), g.name)) gpu = &g;
   if (!gpu) return nullptr;
-  // DRAM bytes may come from another GPU of the same SMs and L2, as calibrate fit takes them.
+  // DRAM bytes and BF16 rates may come from another GPU of the same SMs and L2, as calibrate fit takes them.
   for (const calibrate::Provenance& src : set.sources)
-    if (src.program == "ncu_dram_bytes" ? !calibrate::traffic_gpu(src, *gpu) : !calibrate::measured_on(src, gpu->name))
+    if (calibrate::chip_level_measurement(src) ? !calibrate::traffic_gpu(src, *gpu)
+                                               : !calibrate::measured_on(src, gpu->name))
       return nullptr;
   const hw::GpuProfile* checked = &profile;
   std::string note = "Every case of the measurements the profile names, simulated under the profile; every " +
@@ -85,6 +86,7 @@ nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::stri
           {"summary",
            {summary("FP8 GEMM, held out", v.gemm_held), summary("FP8 GEMM, all", v.gemm_all),
             summary("all-to-all, held out", v.comm_held), summary("all-to-all, all", v.comm_all),
+            summary("BF16 GEMM, held out", v.gemm_bf16_held), summary("BF16 GEMM, all", v.gemm_bf16_all),
             summary("attention, fitted", v.attention), summary("memory-bound, fitted", v.memory_bound)}},
           {"cases", cases},
           {"note", note}};

@@ -20,6 +20,7 @@ CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad
 
 CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, double running_MHz)
     : gpu_(gpu), profile_(std::move(profile)), roofline_(gpu, RooflineParams{}) {
+  bf16_gemm_ = profile_.gemm_bf16.present() ? with_bf16_rates(profile_.gemm, profile_.gemm_bf16) : profile_.gemm;
   const ClockModel& c = profile_.clocks;
   if (running_MHz > 0 && c.present()) {
     running_MHz_ = running_MHz;
@@ -46,7 +47,12 @@ std::string CalibratedCost::describe() const {
          clocks;
 }
 
+const GemmModel& CalibratedCost::gemm_model(sim::DType t) const {
+  return t == sim::DType::kBf16 ? bf16_gemm_ : profile_.gemm;
+}
+
 double CalibratedCost::mma_scale(sim::DType t) const {
+  if (t == sim::DType::kBf16 && profile_.gemm_bf16.present()) return 1.0;
   return roofline_.peak_flops(t) / roofline_.peak_flops(sim::DType::kFp8);
 }
 
@@ -71,7 +77,7 @@ double CalibratedCost::gemm_hbm_bytes(int gpu, const sim::GemmShape& g, int sms,
   double residency_over_skew = kNoSkewLoss;
   // Tiles longer than any the spread was measured on keep the longest one's spread.
   if (const MemoryModel& m = profile_.memory; m.l2_wave_skew > 0 && total > 0) {
-    const double tile_us = std::min(gemm_model_tile_us(profile_.gemm, g, sms, mma_scale(g.dtype), gemm_slowdown_),
+    const double tile_us = std::min(gemm_model_tile_us(gemm_model(g.dtype), g, sms, mma_scale(g.dtype), gemm_slowdown_),
                                     m.l2_skew_max_tile_us);
     residency_over_skew = traffic_.l2_bytes / total / (m.l2_wave_skew * tile_us * 1e-6);
   }
@@ -107,7 +113,7 @@ double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2
 }
 
 sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const {
-  return sim::Time::from_seconds_ceil(gemm_model_us(profile_.gemm, g, sms, mma_scale(g.dtype), gemm_slowdown_) * 1e-6);
+  return sim::Time::from_seconds_ceil(gemm_model_us(gemm_model(g.dtype), g, sms, mma_scale(g.dtype), gemm_slowdown_) * 1e-6);
 }
 
 sim::ComputeCost CalibratedCost::compute_cost(int gpu, const sim::GenericCompute& c) const {

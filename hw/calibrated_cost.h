@@ -37,7 +37,11 @@ class CalibratedCost : public sim::CostModel {
   double hbm_saturation_exponent() const override { return profile_.memory.saturation_exponent; }
 
   const GpuProfile& profile() const { return profile_; }
-  // The GEMM's MMA rate against FP8's: the datasheet's dense tensor peaks (1 for FP8).
+  // The GEMM model a type runs on: BF16 on the profile's BF16 rates where it has them, every other
+  // type on the FP8 ones, at mma_scale of them.
+  const GemmModel& gemm_model(sim::DType t) const;
+  // The MMA rate against gemm_model(t)'s: 1 for FP8 and measured BF16, else the datasheet's dense
+  // tensor peaks against FP8's.
   double mma_scale(sim::DType t) const;
   // Fit clock / running clock for GEMM tiles and for the copy kernel (1 at the fit's clock).
   double gemm_clock_slowdown() const { return gemm_slowdown_; }
@@ -51,6 +55,7 @@ class CalibratedCost : public sim::CostModel {
 
   GpuSpec gpu_;
   GpuProfile profile_;
+  GemmModel bf16_gemm_;    // profile_.gemm at the BF16 rates, where the profile has them
   RooflineCost roofline_;  // generic kernels
   double running_MHz_ = 0;  // 0: the fits' own clocks
   double gemm_slowdown_ = 1, comm_slowdown_ = 1;

@@ -8,6 +8,11 @@
 
 namespace cs::hw {
 
+const char* GemmBf16Model::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"sm_tflops", "chip_tflops"};
+  return kNames[i];
+}
+
 const char* CommModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"launch_us", "sm_copy_GBps", "nvlink_GBps"};
   return kNames[i];
@@ -77,10 +82,17 @@ std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* 
 
 }  // namespace
 
+GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
+  GemmModel m = fp8;
+  m.sm_tflops = bf16.sm_tflops;
+  m.chip_tflops = bf16.chip_tflops;
+  return m;
+}
+
 GpuProfile parse_profile(const YamlNode& root) {
   const YamlMap m(root,
-                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_range", "comm", "comm_range", "kernels",
-                   "clocks", "memory"});
+                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_bf16", "gemm_range", "comm", "comm_range",
+                   "kernels", "clocks", "memory"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -91,6 +103,11 @@ GpuProfile parse_profile(const YamlNode& root) {
   std::array<double, GemmModel::kParams> g{};
   p.gemm_params = parse_params<GemmModel::kParams>(m.required("gemm"), &GemmModel::param_name, g.data());
   p.gemm = GemmModel::from_array(g);
+  if (const auto k = m.optional("gemm_bf16")) {
+    double v[GemmBf16Model::kParams];
+    p.gemm_bf16_params = parse_params<GemmBf16Model::kParams>(*k, &GemmBf16Model::param_name, v);
+    p.gemm_bf16 = GemmBf16Model{v[0], v[1]};  // parse_param refuses values not above 0
+  }
   double c[CommModel::kParams];
   p.comm_params = parse_params<CommModel::kParams>(m.required("comm"), &CommModel::param_name, c);
   p.comm = CommModel{c[0], c[1], c[2]};

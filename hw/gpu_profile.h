@@ -19,6 +19,19 @@ struct ProfileParam {
   std::string source;  // the file(s), GPU and date it came from, or the table
 };
 
+// BF16 GEMMs: their own MMA rates, measured, where the profile has them (optional section). The
+// FP8 rates of GemmModel come from GEMMs with DeepSeek's block scaling, whose main loop also scales
+// and sums partial products on the CUDA cores every 128 of k; BF16 has no such step, so it runs at
+// more than the datasheet's half of those (our H100: 1.73 times slower per SM, not 2). Launch,
+// tile overhead, HBM and split-K stay GemmModel's. Absent: BF16 at GemmModel's rates x 1/2.
+struct GemmBf16Model {
+  double sm_tflops = 0;    // one SM while few SMs are busy
+  double chip_tflops = 0;  // the whole chip at its loaded clock
+  static constexpr int kParams = 2;
+  static const char* param_name(int i);
+  bool present() const { return sm_tflops > 0; }
+};
+
 // The communication kernel: it copies at sm_copy_GBps per SM it holds, after launch_us of launch
 // and synchronisation; between GPUs of a node NVLink carries at most nvlink_GBps per direction.
 struct CommModel {
@@ -86,17 +99,20 @@ struct GpuProfile {
   std::string file;  // where it was read from (for messages)
   std::string note;  // how it was made, one paragraph
   GemmModel gemm;
+  GemmBf16Model gemm_bf16;  // optional
   CommModel comm;
   KernelModel kernels;  // optional: absent, those kernels run on the datasheet roofline
   ClockModel clocks;    // optional
   MemoryModel memory;   // optional
-  std::map<std::string, ProfileParam> gemm_params, comm_params, kernel_params, clock_params,
+  std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, comm_params, kernel_params, clock_params,
       memory_params;  // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance
 };
 
 GpuProfile parse_profile(const YamlNode& root);
+// `fp8` with BF16's own MMA rates in place of its FP8 ones (launch, tiles, HBM, split-K kept).
+GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16);
 // A bundled profile by GPU name (hw/profiles/<gpu>.yaml), or nullptr when there is none.
 const GpuProfile* find_profile(const std::string& gpu);
 // The GPUs with a bundled profile, comma-separated in name order ("h100, h200, h800"), for messages.

@@ -34,9 +34,11 @@ def green_context(sms):
     """A green context of `sms` SMs on GPU 0, or None where this PyTorch has none."""
     try:
         from torch.cuda.green_contexts import GreenContext  # PyTorch 2.9 and later
-        return GreenContext.create(sms, 0)
+        ctx = GreenContext.create(sms, 0)
     except Exception:  # noqa: BLE001 - absent or refused: the whole GPU only
         return None
+    # Entered and left by set_context / pop_context (the object has no make_current in torch 2.11).
+    return ctx if hasattr(ctx, "set_context") and hasattr(ctx, "pop_context") else None
 
 
 def time_case(x, w, flush):
@@ -86,12 +88,12 @@ def main():
                     sys.exit(3)
                 for sms, ctx in limits:
                     if ctx is not None:
-                        ctx.make_current()
+                        ctx.set_context()
                     try:
                         t = time_case(x, w, flush)
                     finally:
                         if ctx is not None:
-                            ctx.pop_current()
+                            ctx.pop_context()
                     case = {"name": f"grid.{m}x{n}x{k}", "m": m, "n": n, "k": k, "groups": 1, "dtype": "bf16",
                             "sm_limit": sms, "sm_obtained": sms, "method": "green" if ctx is not None else "whole_gpu",
                             **t, "tflops": 2.0 * m * n * k / (t["median_us"] * 1e-6) / 1e12,

@@ -254,9 +254,9 @@ TEST_CASE("the committed two-H100 DualPipe trace: rank 0 runs the GEMMs the simu
   // 2), 8 x 16 x 3 = 384, plus the head of its direction-1 stage (4 micro-batches x 3) = 396.
   CHECK(rows["gemm"].measured_count == 396);
   CHECK(rows["gemm"].simulated_count == 396);
-  // The classes' times are what the committed trace holds; GEMMs within 25% (BF16 GEMMs carried at
-  // the datasheet's FP8/BF16 ratio run slow in the model: the issue notes say why).
+  // GEMMs within 10% on the profile's measured BF16 rates (carried at the datasheet's half of the
+  // FP8 ones they came out 18% slow).
   CHECK(rows["gemm"].measured_ms > 200);
-  CHECK(std::abs(rows["gemm"].error_pct()) < 25);
+  CHECK(std::abs(rows["gemm"].error_pct()) < 10);
   CHECK(rows["attention"].measured_ms > 0);
 }

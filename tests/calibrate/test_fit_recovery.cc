@@ -91,6 +91,24 @@ TEST_CASE("the GEMM fit recovers known parameters from timings at their own cloc
   CHECK(one_clock.fit.worst_error > 0.02);
 }
 
+TEST_CASE("the BF16 fit recovers its two MMA rates on top of an FP8 model", "[calibrate][fit]") {
+  const cs::hw::GemmModel fp8{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0};
+  const cs::hw::GemmBf16Model truth{7.1, 820.0};  // not the datasheet's half of the FP8 rates
+  std::vector<GemmCase> cases = synthetic_sweep(fp8, 0, [](int) { return 0.0; });
+  for (GemmCase& c : cases) {
+    c.shape.dtype = cs::sim::DType::kBf16;
+    c.time_us = predict_bf16_us(fp8, truth, c);
+  }
+  const GemmBf16Fit fit = fit_gemm_bf16(cases, {}, fp8);
+  CHECK(fit.fit.worst_error < 1e-4);
+  CHECK(fit.model.sm_tflops == Approx(truth.sm_tflops).epsilon(1e-3));
+  CHECK(fit.model.chip_tflops == Approx(truth.chip_tflops).epsilon(1e-3));
+  // The cases held out are left out of the fit: fitted on none, it leaves the model empty.
+  const GemmBf16Fit none = fit_gemm_bf16(cases, std::vector<bool>(cases.size(), false), fp8);
+  CHECK(none.fit.cases == 0);
+  CHECK_FALSE(none.model.present());
+}
+
 TEST_CASE("the all-to-all fit recovers launch time, per-SM copy rate and NVLink bandwidth", "[calibrate][fit]") {
   const cs::hw::CommModel truth{7.0, 40.0, 300.0};
   std::vector<AllToAllCase> cases;

@@ -111,7 +111,7 @@ TEST_CASE("pipeline steps: the carried H100 profile predicts every measured step
     if (kind == "1f1b") pred_1f1b.push_back(c.predicted_us), meas_1f1b.push_back(c.measured_us);
     if (kind == "dualpipe") pred_dualpipe.push_back(c.predicted_us), meas_dualpipe.push_back(c.measured_us);
   }
-  // Predicted 2-8% below measured when written (2026-11-25).
+  // Predicted 0-8% below measured, 3.1% at the median (2026-11-25, BF16 at its measured rates).
   const calibrate::FitStats f1 = calibrate::fit_stats(pred_1f1b, meas_1f1b);
   const calibrate::FitStats dp = calibrate::fit_stats(pred_dualpipe, meas_dualpipe);
   CHECK(f1.cases >= 2);
@@ -120,7 +120,7 @@ TEST_CASE("pipeline steps: the carried H100 profile predicts every measured step
   CHECK(f1.median_error < 0.10);
   CHECK(dp.median_error > 0);
   CHECK(dp.median_error < 0.10);
-  CHECK(v.pipeline.median_error < 0.10);
+  CHECK(v.pipeline.median_error < 0.05);
 }
 
 TEST_CASE("pipeline steps: the profile in memory runs as a scenario naming its file would", "[calibrate][pipeline]") {

@@ -10,8 +10,10 @@
 #include "calibrate/profile_build.h"
 #include "calibrate/sim_cases.h"
 #include "calibrate/validate.h"
+#include "hw/calibrated_cost.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
+#include "hw/user_error.h"
 #include "test_support.h"
 
 using namespace cs;
@@ -179,4 +181,60 @@ TEST_CASE("large GEMMs on big partitions run at the power-capped clock NVML samp
   CHECK(median(clock_112) < 1850);    // 1815
   CHECK(median(at_fit) < -0.07);      // -8.7%: the shortfall the sweep validation showed
   CHECK(std::abs(median(at_case)) < 0.03);
+}
+
+TEST_CASE("BF16 GEMMs run on their measured rates: faster than the FP8 fit's datasheet half", "[calibrate][profile][data]") {
+  const hw::GpuProfile& h200 = *hw::find_profile("h200");
+  REQUIRE(h200.gemm_bf16.present());
+  CHECK(h200.gemm_bf16_params.at("sm_tflops").origin == "measured");
+  CHECK(h200.gemm_bf16_params.at("sm_tflops").source.find("calibrate/data/h100/bf16_gemm.json") != std::string::npos);
+  // The mechanism: FP8 with block scaling pays for scaling partial sums, BF16 does not, so BF16
+  // runs at more than half the FP8 rate, per SM and chip-wide.
+  CHECK(h200.gemm_bf16.sm_tflops > 0.55 * h200.gemm.sm_tflops);
+  CHECK(h200.gemm_bf16.chip_tflops > 0.55 * h200.gemm.chip_tflops);
+  const hw::GpuSpec& gpu = *hw::find_gpu("h200");
+  const hw::CalibratedCost cost(gpu, h200, 0.0);
+  const sim::GemmShape bf16{4096, 14336 * 2, 4096, sim::DType::kBf16, 1};
+  CHECK(cost.mma_scale(sim::DType::kBf16) == 1.0);
+  CHECK(cost.gemm_model(sim::DType::kBf16).sm_tflops == h200.gemm_bf16.sm_tflops);
+  hw::GpuProfile no_bf16 = h200;
+  no_bf16.gemm_bf16 = {};
+  const hw::CalibratedCost carried(gpu, no_bf16, 0.0);
+  CHECK(carried.mma_scale(sim::DType::kBf16) == Approx(0.5).epsilon(0.01));
+  CHECK(cost.gemm_time(0, bf16, 132) < carried.gemm_time(0, bf16, 132));
+  // FP8 keeps its own.
+  const sim::GemmShape fp8{4096, 7168, 7168, sim::DType::kFp8, 1};
+  CHECK(cost.gemm_time(0, fp8, 132) == carried.gemm_time(0, fp8, 132));
+}
+
+TEST_CASE("the BF16 fit on the committed H100 sweep: within 6% at the median, held out too", "[calibrate][data]") {
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(cs::test::source_dir() + "/calibrate/data/h100/bf16_gemm.json", set);
+  REQUIRE(set.bf16_gemms.size() == 240);  // 48 shapes on 132, 96, 64, 32 and 16 SMs
+  const hw::GpuProfile& h100 = *hw::find_profile("h100");
+  const calibrate::Validation v = calibrate::validate_profile(h100, *hw::find_gpu("h100"), set, 4);
+  CHECK(v.gemm_bf16_held.cases == 60);
+  CHECK(v.gemm_bf16_held.median_error < 0.06);
+  CHECK(v.gemm_bf16_all.median_error < 0.06);
+  CHECK(v.gemm_bf16_all.worst_error < 0.25);
+}
+
+TEST_CASE("a profile's BF16 rate of zero is refused at its line", "[calibrate][profile]") {
+  cs::test::TempDir tmp;
+  std::string text = cs::test::read_file(cs::test::source_dir() + "/hw/profiles/h200.yaml");
+  const std::string key = "  chip_tflops: {value: ";
+  const size_t bf16 = text.find("gemm_bf16:");
+  REQUIRE(bf16 != std::string::npos);
+  const size_t at = text.find(key, bf16);
+  REQUIRE(at != std::string::npos);
+  text.replace(at + key.size(), text.find(',', at) - (at + key.size()), "0");
+  cs::test::write_file(tmp.file("p.yaml"), text);
+  try {
+    hw::load_profile(tmp.file("p.yaml"));
+    FAIL("a zero BF16 rate was accepted");
+  } catch (const hw::UserError& e) {
+    INFO(e.what());
+    CHECK(std::string(e.what()).find("gemm_bf16.chip_tflops") != std::string::npos);
+    CHECK(std::string(e.what()).find("p.yaml:") != std::string::npos);
+  }
 }
