@@ -11,12 +11,22 @@ that those stay out of the fit. Each case: 3 warm-ups, then 30 runs, each after 
 that flushes L2, timed by CUDA events; checked first against an FP32 product of the same BF16
 inputs on 256 rows (relative L2 error under 1e-2, else exit 3 with nothing written).
 
-Usage: python3 bf16_gemm.py OUT.json
+Clocks: NVML's SM clock is sampled every 2 ms on a thread (as cs_fp8_gemm --sample-clocks does)
+and each case records the median over its timed runs, so the fit can take each case at its own
+clock. Then a sustained phase: the grid's largest shapes back to back on the whole GPU for
+--sustained-s seconds (default 20), whose median clock over its second half is the clock BF16
+GEMMs hold under sustained load at the power limit.
+
+Usage: python3 bf16_gemm.py OUT.json [--sustained-s 20]
 """
+import argparse
+import ctypes
 import json
 import os
 import statistics
 import sys
+import threading
+import time
 
 import torch
 import torch.nn.functional as F
@@ -30,6 +40,45 @@ SM_LIMITS = (16, 32, 64, 96)  # besides the whole GPU, where green contexts exis
 RUNS, WARMUP, FLUSH_MIB = 30, 3, 256
 
 
+class ClockSampler:
+    """NVML's SM clock of GPU 0 every 2 ms on a thread, stamped with time.perf_counter (NVML through
+    ctypes: no Python binding needed). `median(t0, t1)` over a window; None without NVML."""
+
+    def __init__(self):
+        self.samples, self.ok = [], False
+        try:
+            self.nvml = ctypes.CDLL("libnvidia-ml.so.1")
+            if self.nvml.nvmlInit_v2() != 0:
+                return
+            self.dev = ctypes.c_void_p()
+            # NVML ignores CUDA_VISIBLE_DEVICES: its GPU 0, which measure_pipeline.sh and a one-GPU
+            # machine both run this program on.
+            self.ok = self.nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.dev)) == 0
+        except OSError:
+            return
+        if self.ok:
+            self.stop = threading.Event()
+            self.thread = threading.Thread(target=self._run, daemon=True)
+            self.thread.start()
+
+    def _run(self):
+        mhz = ctypes.c_uint()
+        while not self.stop.is_set():
+            if self.nvml.nvmlDeviceGetClockInfo(self.dev, 1, ctypes.byref(mhz)) == 0:  # NVML_CLOCK_SM
+                self.samples.append((time.perf_counter(), mhz.value))
+            time.sleep(0.002)
+
+    def median(self, t0, t1):
+        xs = [m for t, m in list(self.samples) if t0 <= t <= t1]
+        return {"samples": len(xs), "sm_mhz_median": statistics.median(xs) if xs else None,
+                "sm_mhz_min": min(xs) if xs else None, "sm_mhz_max": max(xs) if xs else None}
+
+    def close(self):
+        if self.ok:
+            self.stop.set()
+            self.thread.join()
+
+
 def green_context(sms):
     """A green context of `sms` SMs on GPU 0, or None where this PyTorch has none."""
     try:
@@ -41,9 +90,12 @@ def green_context(sms):
     return ctx if hasattr(ctx, "set_context") and hasattr(ctx, "pop_context") else None
 
 
-def time_case(x, w, flush):
+def time_case(x, w, flush, clocks):
     ts = []
+    t0 = None
     for i in range(WARMUP + RUNS):
+        if i == WARMUP:
+            t0 = time.perf_counter()
         flush.add_(1.0)
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
@@ -53,10 +105,34 @@ def time_case(x, w, flush):
         b.synchronize()
         if i >= WARMUP:
             ts.append(a.elapsed_time(b) * 1e3)
+    t1 = time.perf_counter()
     ts.sort()
     q = statistics.quantiles(ts, n=10)
-    return {"median_us": statistics.median(ts), "p10_us": q[0], "p90_us": q[-1], "min_us": ts[0], "max_us": ts[-1],
-            "runs": RUNS}
+    out = {"median_us": statistics.median(ts), "p10_us": q[0], "p90_us": q[-1], "min_us": ts[0], "max_us": ts[-1],
+           "runs": RUNS}
+    if clocks.ok:
+        out["clocks"] = clocks.median(t0, t1)
+    return out
+
+
+def sustained(seconds, clocks):
+    """The grid's largest products back to back on the whole GPU; the clock over the second half."""
+    x = torch.randn(8192, 14336, device="cuda").to(torch.bfloat16)
+    w = torch.randn(14336, 14336, device="cuda").to(torch.bfloat16)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    n = 0
+    while time.perf_counter() - start < seconds:
+        for _ in range(20):
+            F.linear(x, w)
+        torch.cuda.synchronize()
+        n += 20
+    end = time.perf_counter()
+    out = {"seconds": end - start, "gemms": n, "shape": [8192, 14336, 14336],
+           "tflops": 2.0 * 8192 * 14336 * 14336 * n / (end - start) / 1e12}
+    if clocks.ok:
+        out["clocks_second_half"] = clocks.median(start + (end - start) / 2, end)
+    return out
 
 
 def check(x, w):
@@ -67,8 +143,13 @@ def check(x, w):
 
 
 def main():
-    out_path = sys.argv[1]
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("--sustained-s", type=float, default=20.0)
+    args = ap.parse_args()
+    out_path = args.out
     torch.manual_seed(0)
+    clocks = ClockSampler()
     flush = torch.zeros(FLUSH_MIB * 2**20 // 4, device="cuda")
     sms_total = torch.cuda.get_device_properties(0).multi_processor_count
     limits = [(sms_total, None)]
@@ -90,7 +171,7 @@ def main():
                     if ctx is not None:
                         ctx.set_context()
                     try:
-                        t = time_case(x, w, flush)
+                        t = time_case(x, w, flush, clocks)
                     finally:
                         if ctx is not None:
                             ctx.pop_context()
@@ -99,13 +180,21 @@ def main():
                             **t, "tflops": 2.0 * m * n * k / (t["median_us"] * 1e-6) / 1e12,
                             "checked": True, "check": {"rows": 256, "rel_l2_error": err}}
                     cases.append(case)
-                    print(f"{case['name']} on {sms} SMs: {t['median_us']:.1f} us, {case['tflops']:.0f} TFLOP/s",
-                          flush=True)
+                    mhz = t.get("clocks", {}).get("sm_mhz_median")
+                    print(f"{case['name']} on {sms} SMs: {t['median_us']:.1f} us, {case['tflops']:.0f} TFLOP/s"
+                          + (f", {mhz:.0f} MHz" if mhz else ""), flush=True)
                 del x, w
+    sus = sustained(args.sustained_s, clocks) if args.sustained_s > 0 else None
+    if sus:
+        print(f"sustained: {sus['gemms']} GEMMs in {sus['seconds']:.1f} s, {sus['tflops']:.0f} TFLOP/s, "
+              f"clock {json.dumps(sus.get('clocks_second_half'))}", flush=True)
+    clocks.close()
     out = {"schema_version": 1, "provenance": provenance("kernels/torch/bf16_gemm.py"),
            "bench": {"op": "F.linear (y = x W^T), BF16 in and out, FP32 accumulation", "runs": RUNS,
                      "warmup": WARMUP, "flush_mib": FLUSH_MIB,
-                     "sm_limits": [s for s, _ in limits]},
+                     "sm_limits": [s for s, _ in limits],
+                     "clock_sampling": "NVML SM clock every 2 ms (ctypes)" if clocks.ok else None,
+                     "sustained": sus},
            "cases": cases}
     tmp = out_path + ".tmp"
     with open(tmp, "w") as f:
