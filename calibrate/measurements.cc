@@ -220,6 +220,9 @@ void read_bf16_gemms(const json& d, int source, const std::string& file, Measure
     g.time_us = num(c, "median_us", file, where);
     g.p10_us = num(c, "p10_us", file, where);
     g.p90_us = num(c, "p90_us", file, where);
+    // As cs_fp8_gemm --sample-clocks: the median NVML sample over the case's timed runs.
+    if (c.contains("clocks") && c["clocks"].is_object() && num(c["clocks"], "samples", file, where + ".clocks") > 0)
+      g.clock_MHz = num(c["clocks"], "sm_mhz_median", file, where + ".clocks");
     if (g.shape.m < 1 || g.shape.n < 1 || g.shape.k < 1 || g.shape.groups < 1 || g.sms < 1 || !(g.time_us > 0))
       throw hw::UserError(file, 0, 0, where + ": sizes, SMs and time must be positive");
     g.index = static_cast<int>(i);
