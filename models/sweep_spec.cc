@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "hw/embedded_catalog.h"
 #include "models/sweep_point.h"
 
 namespace cs::models {
@@ -358,13 +359,20 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec& spec) {
 }
 
 std::string sweep_fingerprint(const SweepSpec& spec, const std::vector<SweepPoint>& points, const std::string& version) {
-  // FNV-1a over everything that decides a point's result; the profile files are part of the build.
+  // FNV-1a over everything that decides a point's result. The catalog and the bundled profiles are
+  // compiled in, and the version string is stamped only when the build is configured: a profile
+  // refitted and rebuilt keeps the version, so their text goes in too, or a resumed sweep would
+  // keep points of the old profile.
   uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const std::string& s) {
+  auto mix = [&](std::string_view s) {
     for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
     h = (h ^ 0xff) * 1099511628211ull;
   };
   mix(version);
+  for (const hw::EmbeddedFile& f : hw::embedded_catalog_files()) {
+    mix(f.path);
+    mix(f.text);
+  }
   mix(spec.base_text);
   mix(spec.training ? "training" : "step");
   for (const std::string& p : spec.phases) mix("phase " + p);
