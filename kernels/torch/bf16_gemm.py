@@ -51,9 +51,10 @@ class ClockSampler:
             if self.nvml.nvmlInit_v2() != 0:
                 return
             self.dev = ctypes.c_void_p()
-            # NVML ignores CUDA_VISIBLE_DEVICES: its GPU 0, which measure_pipeline.sh and a one-GPU
-            # machine both run this program on.
-            self.ok = self.nvml.nvmlDeviceGetHandleByIndex_v2(0, ctypes.byref(self.dev)) == 0
+            # NVML ignores CUDA_VISIBLE_DEVICES: the GPU whose UUID CUDA's device 0 has.
+            uuid = "GPU-" + str(torch.cuda.get_device_properties(0).uuid)
+            self.nvml.nvmlDeviceGetHandleByUUID.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+            self.ok = self.nvml.nvmlDeviceGetHandleByUUID(uuid.encode(), ctypes.byref(self.dev)) == 0
         except OSError:
             return
         if self.ok:
@@ -77,6 +78,7 @@ class ClockSampler:
         if self.ok:
             self.stop.set()
             self.thread.join()
+            self.nvml.nvmlShutdown()
 
 
 def green_context(sms):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call's pipeline plan on a host of 2 or more Hopper GPUs: a BF16 GEMM sweep on GPU 0
 # (bf16_gemm.py), then the schedules of
-# SCHEDULES_DIR (made by `clustersim schedule show ... --json`, see calibrate/data/h100x2/README.md)
+# SCHEDULES_DIR (made by `clustersim schedule show ... --json`, see calibrate/data/h100/README.md)
 # run by pipeline_step.py, with the GPUs' summary and topology before and an nvidia-smi clock and
 # power log (CSV, 250 ms) during the run.
 #   kernels/torch/measure_pipeline.sh OUT_DIR SCHEDULES_DIR

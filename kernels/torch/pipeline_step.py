@@ -12,18 +12,23 @@ linear layer's backward can leave its weight gradient for later (DualPipe's Weig
 
 Schedules come from `clustersim schedule show KIND --stages PP --microbatches M --json S.json`:
 each rank's tasks in execution order and the passes each one needs. This program has no schedule
-logic of its own: the measured run and the simulated one execute the same order.
+logic of its own: the measured run and the simulated one execute the same order of chunks. (Within
+DualPipe's overlapped pairs this program runs the forward, then the backward, as dualpipe.py does
+for a model without an overlapped_forward_backward; the simulator interleaves the two halves' ops
+on the same compute stream: the same work in another order.)
 
 How a step runs. One process drives every GPU (peer access over NVLink); each rank has a compute
 stream, and a stage boundary is a copy-engine copy (cudaMemcpyPeerAsync) on a send stream of the
 producer and a receive stream of the consumer, ordered by events: issued as soon as the producer's
-task is issued, awaited by the consumer's task. The CPU issues the ranks' tasks in an order that
-respects what each needs (the GPUs still run each rank in its own order). Every compute stream
-starts behind a gate (a 30 ms sleep kernel on rank 0 that every rank waits for), so the ranks start
-together with work queued; the step is timed from the gate to each rank's last task (CUDA events),
-and every task is timed too (its span includes waiting for its inputs). CUDA's launch queue holds
-only part of a step, so the CPU then blocks on full queues while the GPUs run: a GPU left without
-queued work would show as idle time between its tasks, which each case reports.
+task is issued, awaited by the consumer's task. Each rank's tasks are issued by a CPU thread of its
+own, in the rank's order, each once the tasks it needs were issued (--issue one: every rank from
+one thread, as the first measurements were). Every compute stream starts behind a gate (a 30 ms
+sleep kernel on rank 0 that every rank waits for), so the ranks start together with work queued;
+the step is timed from the gate to each rank's last task (CUDA events), and every task is timed
+too (its span includes waiting for its inputs). CUDA's launch queue holds only part of a step, so
+a thread then blocks on its rank's full queue while the GPU runs; a GPU left without queued work
+shows as idle time between its tasks, which each case reports (idle inside a task is not told
+apart from waiting for inputs).
 
 Check before reporting: after the timed steps, one more step from zeroed gradients; its gradients
 (DualPipe's two copies summed) and losses must match the unpipelined model's (every micro-batch
@@ -42,6 +47,7 @@ import json
 import os
 import statistics
 import sys
+import threading
 import time
 
 import torch
@@ -49,142 +55,10 @@ import torch.nn.functional as F
 
 from common import provenance
 from dense_step import trim
+from pipeline_model import BATCH, DT, FFN, HEAD_DIM, HEADS, HIDDEN, KV_HEADS, SEQ, VOCAB, Stage, WeightGrads, \
+    weight_grad_into
 
-HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB = 4096, 32, 8, 128, 14336, 32000
-SEQ, BATCH = 4096, 1
-DT = torch.bfloat16
 GATE_MS = 30.0
-
-
-# --- the model, with weight gradients that can wait -------------------------------------------
-
-class WeightGrads:
-    """Where deferred (x, dy, w) triples go while a backward_input task runs (None: not deferring).
-    The autograd engine runs a CUDA graph's backward on its device thread while the caller waits,
-    so one global is enough."""
-    collecting = None
-
-
-def weight_grad_into(w, x, dy):
-    """dW = dy^T x, summed into w.grad by the GEMM itself (beta = 1) from the second micro-batch on:
-    Megatron's gradient_accumulation_fusion, which the simulator assumes (it has no separate
-    accumulation op); eager autograd would add each micro-batch's dW in an extra elementwise pass."""
-    x2, dy2 = x.reshape(-1, x.shape[-1]), dy.reshape(-1, dy.shape[-1])
-    if w.grad is None:
-        w.grad = dy2.t().matmul(x2)
-    else:
-        w.grad.addmm_(dy2.t(), x2)
-
-
-# Elementwise chains fused into one kernel each way (torch.compile: Inductor's Triton kernels), as
-# production frameworks fuse them (Megatron/TE: fused RoPE, SwiGLU, cross entropy) and as the
-# simulator prices them (one op each, at the fused kernels' measured HBM rate).
-@torch.compile(dynamic=False)
-def rope(x, cos, sin):
-    x1, x2 = x.chunk(2, dim=-1)
-    return x * cos + torch.cat([-x2, x1], -1) * sin
-
-
-@torch.compile(dynamic=False)
-def swiglu(gate_up):
-    gate, up = gate_up.chunk(2, -1)
-    return F.silu(gate) * up
-
-
-@torch.compile(dynamic=False)
-def loss_fn(logits, labels):
-    return F.cross_entropy(logits.view(-1, VOCAB).float(), labels.view(-1))
-
-
-class Linear(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x, w):
-        ctx.save_for_backward(x, w)
-        return F.linear(x, w)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, w = ctx.saved_tensors
-        dx = dy.matmul(w)
-        if WeightGrads.collecting is not None:
-            WeightGrads.collecting.append((x, dy, w))
-        else:
-            weight_grad_into(w, x, dy)
-        return dx, None  # w.grad is written above or by the later weight task, not by autograd
-
-
-def param(gen, device, *shape, scale=0.02):
-    """Drawn on GPU 0 (one generator, one kernel grid) and moved, so every copy is the same."""
-    t = torch.randn(*shape, device="cuda:0", generator=gen, dtype=torch.float32)
-    return (scale * t).to(DT).to(device).requires_grad_(True)
-
-
-def generator(seed):
-    return torch.Generator(device="cuda:0").manual_seed(seed)
-
-
-def layer_params(index, device):
-    """Layer `index`'s parameters, the same on every GPU and in every copy (seeded by the index)."""
-    gen = generator(1000 + index)
-    return {
-        "attn_norm": torch.ones(HIDDEN, device=device, dtype=DT, requires_grad=True),
-        "qkv": param(gen, device, (HEADS + 2 * KV_HEADS) * HEAD_DIM, HIDDEN),
-        "o": param(gen, device, HIDDEN, HEADS * HEAD_DIM),
-        "ffn_norm": torch.ones(HIDDEN, device=device, dtype=DT, requires_grad=True),
-        "up": param(gen, device, 2 * FFN, HIDDEN),
-        "down": param(gen, device, HIDDEN, FFN),
-    }
-
-
-class Stage:
-    """Layers [first, first + count) on `device`; the embedding when `embed`, the final norm, head
-    and loss when `head`."""
-
-    def __init__(self, device, first, count, embed, head):
-        self.device, self.first, self.count, self.has_embed, self.has_head = device, first, count, embed, head
-        self.layers = [layer_params(first + i, device) for i in range(count)]
-        self.embed = param(generator(7), device, VOCAB, HIDDEN, scale=1.0) if embed else None
-        self.head = param(generator(8), device, VOCAB, HIDDEN) if head else None
-        self.final_norm = torch.ones(HIDDEN, device=device, dtype=DT, requires_grad=True) if head else None
-        inv = 1.0 / (10000 ** (torch.arange(0, HEAD_DIM, 2, device=device).float() / HEAD_DIM))
-        ang = torch.outer(torch.arange(SEQ, device=device).float(), inv)
-        self.cos = torch.cat([ang.cos(), ang.cos()], -1).to(DT)
-        self.sin = torch.cat([ang.sin(), ang.sin()], -1).to(DT)
-
-    def named_params(self):
-        out = []
-        if self.has_embed:
-            out.append(("embed", self.embed))
-        for i, lay in enumerate(self.layers):
-            out += [(f"layer{self.first + i}.{k}", v) for k, v in lay.items()]
-        if self.has_head:
-            out += [("final_norm", self.final_norm), ("head", self.head)]
-        return out
-
-
-    def forward(self, x, labels):
-        """x: token ids (stage 0) or the previous stage's activations; returns activations, or
-        the loss on the last stage."""
-        if self.has_embed:
-            x = F.embedding(x, self.embed)
-        for lay in self.layers:
-            h = F.rms_norm(x, (HIDDEN,), lay["attn_norm"], 1e-5)
-            qkv = Linear.apply(h, lay["qkv"])
-            q, k, v = qkv.split([HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM, KV_HEADS * HEAD_DIM], -1)
-            q = q.view(BATCH, SEQ, HEADS, HEAD_DIM).transpose(1, 2)
-            k = k.view(BATCH, SEQ, KV_HEADS, HEAD_DIM).transpose(1, 2)
-            v = v.view(BATCH, SEQ, KV_HEADS, HEAD_DIM).transpose(1, 2)
-            q, k = rope(q, self.cos, self.sin), rope(k, self.cos, self.sin)
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
-            a = a.transpose(1, 2).reshape(BATCH, SEQ, HEADS * HEAD_DIM)
-            x = x + Linear.apply(a, lay["o"])
-            h = F.rms_norm(x, (HIDDEN,), lay["ffn_norm"], 1e-5)
-            x = x + Linear.apply(swiglu(Linear.apply(h, lay["up"])), lay["down"])
-        if self.has_head:
-            x = F.rms_norm(x, (HIDDEN,), self.final_norm, 1e-5)
-            logits = Linear.apply(x, self.head)
-            return loss_fn(logits, labels)
-        return x
 
 
 # --- one schedule on the GPUs ------------------------------------------------------------------
@@ -270,14 +144,16 @@ class Pipeline:
     def _backward(self, r, c, defer):
         mb, s, d = key(c)
         inp, out = self.saved.pop((mb, s, d))
-        WeightGrads.collecting = [] if defer else None
+        gpu = self.dev[r].index
+        if defer:
+            WeightGrads.collecting[gpu] = []
         try:
             if s == self.stages - 1:
                 torch.autograd.backward(out)
             else:
                 torch.autograd.backward(out, self._take(r, ("input_grad", mb, s + 1, d)))
         finally:
-            queued, WeightGrads.collecting = WeightGrads.collecting, None
+            queued = WeightGrads.collecting.pop(gpu, None)
         if defer:
             self.deferred[(mb, s, d)] = queued
         if s > 0:
@@ -303,8 +179,67 @@ class Pipeline:
         else:
             raise ValueError(f"unknown task kind {k}")
 
-    def step(self, gate_ms):
-        """One step; returns (per-rank end ms after the gate, per-rank (token, kind, start, end ms)
+    def _run_task(self, r, t, marks):
+        with torch.cuda.device(self.dev[r]), torch.cuda.stream(self.compute[r]):
+            a = torch.cuda.Event(enable_timing=True)
+            a.record(self.compute[r])
+            self._task(r, t)
+            b = torch.cuda.Event(enable_timing=True)
+            b.record(self.compute[r])
+        marks[r].append((t["token"], t["kind"], a, b))
+
+    def _issue_one_thread(self, marks):
+        """Every rank from this thread, each task as soon as what it needs was issued."""
+        tasks = self.s["tasks"]
+        pos = [0] * self.ranks
+        issued = set()
+        while any(pos[r] < len(tasks[r]) for r in range(self.ranks)):
+            moved = False
+            for r in range(self.ranks):
+                while pos[r] < len(tasks[r]):
+                    t = tasks[r][pos[r]]
+                    if not all((n["pass"],) + key(n) in issued for n in t["needs"]):
+                        break
+                    self._run_task(r, t, marks)
+                    issued.update((p["pass"],) + key(p) for p in t["provides"])
+                    pos[r] += 1
+                    moved = True
+            if not moved:
+                raise RuntimeError(f"schedule stuck at tasks {pos}")
+
+    def _issue_threads(self, marks):
+        """Each rank from a thread of its own, a task once the threads that produce what it needs
+        have issued it: a rank whose launch queue is full blocks only its own thread."""
+        done = {}  # pass -> threading.Event, set once the producing task was issued
+        for rank in self.s["tasks"]:
+            for t in rank:
+                for p in t["provides"]:
+                    done[(p["pass"],) + key(p)] = threading.Event()
+        failed = []
+
+        def run(r):
+            try:
+                for t in self.s["tasks"][r]:
+                    for n in t["needs"]:
+                        while not done[(n["pass"],) + key(n)].wait(0.1):
+                            if failed:
+                                return
+                    self._run_task(r, t, marks)
+                    for p in t["provides"]:
+                        done[(p["pass"],) + key(p)].set()
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                failed.append(e)
+
+        threads = [threading.Thread(target=run, args=(r,)) for r in range(self.ranks)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        if failed:
+            raise failed[0]
+
+    def step(self, gate_ms, threaded=True):
+        """One step (its tasks issued by one thread per rank, or all by this one); returns (per-rank end ms after the gate, per-rank (token, kind, start, end ms)
         of each task, CPU issue ms, copies (ms, bytes))."""
         self.avail, self.saved, self.deferred, self.losses, self.copies = {}, {}, {}, {}, []
         gate_open = torch.cuda.Event()
@@ -320,28 +255,10 @@ class Pipeline:
             starts.append(e)
             marks.append([])
         t0 = time.perf_counter()
-        tasks = self.s["tasks"]
-        pos = [0] * self.ranks
-        issued = set()
-        while any(pos[r] < len(tasks[r]) for r in range(self.ranks)):
-            moved = False
-            for r in range(self.ranks):
-                while pos[r] < len(tasks[r]):
-                    t = tasks[r][pos[r]]
-                    if not all((n["pass"],) + key(n) in issued for n in t["needs"]):
-                        break
-                    with torch.cuda.device(self.dev[r]), torch.cuda.stream(self.compute[r]):
-                        a = torch.cuda.Event(enable_timing=True)
-                        a.record(self.compute[r])
-                        self._task(r, t)
-                        b = torch.cuda.Event(enable_timing=True)
-                        b.record(self.compute[r])
-                    marks[r].append((t["token"], t["kind"], a, b))
-                    issued.update((p["pass"],) + key(p) for p in t["provides"])
-                    pos[r] += 1
-                    moved = True
-            if not moved:
-                raise RuntimeError(f"schedule stuck at tasks {pos}")
+        if threaded:
+            self._issue_threads(marks)
+        else:
+            self._issue_one_thread(marks)
         for r in range(self.ranks):
             e = torch.cuda.Event(enable_timing=True)
             e.record(self.compute[r])
@@ -376,10 +293,12 @@ def reference_grads(total_layers, batches):
     return grads, losses
 
 
-def check(pipe, total_layers, data, grads_ref, losses_ref):
+def check(pipe, grads_ref, losses_ref):
     got = {}
     for st in pipe.stage.values():
         for name, p in st.named_params():
+            if p.grad is None or p.grad.requires_grad:
+                raise RuntimeError(f"{name}: no gradient, or one that autograd recorded")
             g = p.grad.float().to("cuda:0")
             got[name] = g if name not in got else got[name] + g  # DualPipe: both copies
     worst, worst_name = 0.0, None
@@ -390,11 +309,12 @@ def check(pipe, total_layers, data, grads_ref, losses_ref):
         if err > worst:
             worst, worst_name = err, name
     mpd = pipe.mpd
-    loss_err = max(abs(float(pipe.losses[(mb, d)]) - losses_ref[d * mpd + mb]) / abs(losses_ref[d * mpd + mb])
-                   for mb, d in pipe.losses)
     if len(pipe.losses) != len(losses_ref):
         raise RuntimeError(f"{len(pipe.losses)} losses for {len(losses_ref)} micro-batches")
-    # BF16 products summed in another order: relative L2 errors of a few 1e-3 are expected.
+    loss_err = max(abs(float(pipe.losses[(mb, d)]) - losses_ref[d * mpd + mb]) / abs(losses_ref[d * mpd + mb])
+                   for mb, d in pipe.losses)
+    # BF16 products summed in another order (micro-batches, copies, deferred dW): relative L2 errors
+    # of about 1e-2 are expected; a wrong or missing gradient is off by order 1.
     return {"params": len(grads_ref), "grad_rel_l2_worst": worst, "worst_param": worst_name,
             "loss_rel_error_worst": loss_err, "tolerance": 2e-2,
             "passed": worst < 2e-2 and loss_err < 1e-3}
@@ -410,12 +330,12 @@ def idle_between_tasks_ms(spans):
     return [sum(b[2] - a[3] for a, b in zip(rank, rank[1:])) for rank in spans]
 
 
-def profile_step(pipe, name, out_path):
+def profile_step(pipe, name, out_path, args):
     from torch.profiler import ProfilerActivity, profile, record_function
     pipe.zero_grads()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         with record_function("train_step"):
-            pipe.step(0)  # no gate: its sleep kernel would count as a kernel of rank 0
+            pipe.step(0, args.issue == "threads")  # no gate: its sleep kernel would count as a kernel of rank 0
     tmp = "/tmp/cs_pipeline_step_full_trace.json"
     prof.export_chrome_trace(tmp)
     with open(tmp) as f:
@@ -437,23 +357,24 @@ def run_case(path, layers_per_stage, data, total_layers, args, grads_ref, losses
         sched = json.load(f)
     name = os.path.basename(path)[:-5]
     pipe = Pipeline(sched, layers_per_stage, data)
-    for _ in range(args.warmup):  # allocator pools, cuBLAS heuristics
+    threaded = args.issue == "threads"
+    for i in range(args.warmup):  # allocator pools, cuBLAS heuristics; torch.compile in the first, one thread
         pipe.zero_grads()
-        pipe.step(GATE_MS)
+        pipe.step(GATE_MS, threaded and i > 0)
     ends, issues, idle = [], [], []
     spans = copies = None
     for _ in range(args.runs):
         pipe.zero_grads()
-        end_ms, spans, issue_ms, copies = pipe.step(GATE_MS)
+        end_ms, spans, issue_ms, copies = pipe.step(GATE_MS, threaded)
         ends.append(end_ms)
         issues.append(issue_ms)
         idle.append(idle_between_tasks_ms(spans))
     if args.trace == name:
-        profile_step(pipe, name, args.trace_out)
+        profile_step(pipe, name, args.trace_out, args)
     pipe.zero_grads()
-    pipe.step(GATE_MS)
+    pipe.step(GATE_MS, threaded)
     torch.cuda.synchronize()
-    chk = check(pipe, total_layers, data, grads_ref, losses_ref)
+    chk = check(pipe, grads_ref, losses_ref)
     by_kind = {}
     for rank in spans:
         for _, kind, a, b in rank:
@@ -486,6 +407,8 @@ def main():
     ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--issue", choices=["threads", "one"], default="threads",
+                    help="issue each rank's tasks from a thread of its own (default), or every rank from one")
     ap.add_argument("--trace", help="case whose extra profiled step is written to --trace-out")
     ap.add_argument("--trace-out")
     args = ap.parse_args()
@@ -545,6 +468,7 @@ def main():
             "seq_len": SEQ, "micro_batch": BATCH, "precision": "bf16",
             "stage_boundary": "copy engine (cudaMemcpyPeerAsync, BF16 activations and gradients), one process",
             "runs": args.runs, "warmup": args.warmup,
+            "issue": "one CPU thread per rank" if args.issue == "threads" else "one CPU thread for every rank",
         },
         "cases": cases,
     }
