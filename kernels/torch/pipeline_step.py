@@ -393,6 +393,7 @@ def run_case(path, layers_per_stage, data, total_layers, args, grads_ref, losses
                             "ms_median": statistics.median(c[0] for c in copies) if copies else 0.0},
         "cpu_issue_ms_max": max(issues), "gate_ms": GATE_MS,
         "idle_between_tasks_ms_max": [max(i[r] for i in idle) for r in range(sched["ranks"])],
+        "idle_between_tasks_ms_median": [statistics.median(i[r] for i in idle) for r in range(sched["ranks"])],
         "check": chk,
     }
     del pipe
@@ -407,8 +408,8 @@ def main():
     ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--issue", choices=["threads", "one"], default="threads",
-                    help="issue each rank's tasks from a thread of its own (default), or every rank from one")
+    ap.add_argument("--issue", choices=["one", "threads"], default="one",
+                    help="issue every rank's tasks from one thread (default), or each rank from a thread of its own")
     ap.add_argument("--trace", help="case whose extra profiled step is written to --trace-out")
     ap.add_argument("--trace-out")
     args = ap.parse_args()
