@@ -37,8 +37,8 @@ double num(const json& j, const char* name, const std::string& file, const std::
   return v.get<double>();
 }
 
-// An FP8 GEMM's m, n, k (under `k_key`) and groups.
-sim::GemmShape fp8_shape(const json& c, const char* k_key, const std::string& file, const std::string& where) {
+// A GEMM's m, n, k (under `k_key`) and groups, FP8 unless the caller sets another type.
+sim::GemmShape gemm_shape(const json& c, const char* k_key, const std::string& file, const std::string& where) {
   return sim::GemmShape{static_cast<int64_t>(num(c, "m", file, where)), static_cast<int64_t>(num(c, "n", file, where)),
                         static_cast<int64_t>(num(c, k_key, file, where)), sim::DType::kFp8,
                         static_cast<int>(num(c, "groups", file, where))};
@@ -63,7 +63,7 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
     if (!field(c, "checked", file, where).get<bool>()) { ++unchecked; continue; }
     GemmCase g;
     g.name = field(c, "name", file, where).get<std::string>();
-    g.shape = fp8_shape(c, "k", file, where);
+    g.shape = gemm_shape(c, "k", file, where);
     g.sms = sms;
     g.time_us = num(c, "median_us", file, where);
     g.p10_us = num(c, "p10_us", file, where);
@@ -124,7 +124,7 @@ void read_overlaps(const json& d, int source, const std::string& file, Measureme
     if (num(c, "k", file, where) == 0) continue;  // the GEMM alone on the whole GPU: no overlap
     OverlapCase o;
     o.shape_name = field(c, "shape", file, where).get<std::string>();
-    o.shape = fp8_shape(c, "k_dim", file, where);  // cs_overlap's "k" is the CTA count
+    o.shape = gemm_shape(c, "k_dim", file, where);  // cs_overlap's "k" is the CTA count
     o.ctas = static_cast<int>(num(c, "k", file, where));
     o.comm_sms = static_cast<int>(num(c, "comm_sms", file, where));
     o.compute_sms = static_cast<int>(num(c, "compute_sms", file, where));
@@ -214,7 +214,7 @@ void read_bf16_gemms(const json& d, int source, const std::string& file, Measure
       throw hw::UserError(file, 0, 0, where + " was not checked against its FP32 product: not a result to fit");
     GemmCase g;
     g.name = field(c, "name", file, where).get<std::string>();
-    g.shape = fp8_shape(c, "k", file, where);
+    g.shape = gemm_shape(c, "k", file, where);
     g.shape.dtype = sim::DType::kBf16;
     g.sms = static_cast<int>(num(c, "sm_obtained", file, where));
     g.time_us = num(c, "median_us", file, where);
@@ -241,7 +241,7 @@ void read_gemm_traffic(const json& d, int source, const std::string& file, Measu
     const std::string where = "cases[" + std::to_string(i) + "]";
     GemmTrafficCase t;
     t.name = field(c, "name", file, where).get<std::string>();
-    t.shape = fp8_shape(c, "k", file, where);
+    t.shape = gemm_shape(c, "k", file, where);
     t.sms = static_cast<int>(num(c, "sms", file, where));
     t.read_bytes = num(c, "dram_read_bytes", file, where);
     t.write_bytes = num(c, "dram_write_bytes", file, where);
@@ -264,7 +264,7 @@ void read_overlap_traffic(const json& d, int source, const std::string& file, Me
     const std::string where = "cases[" + std::to_string(i) + "]";
     OverlapTrafficCase t;
     t.shape = field(c, "shape", file, where).get<std::string>();
-    t.gemm = fp8_shape(c, "k_dim", file, where);
+    t.gemm = gemm_shape(c, "k_dim", file, where);
     // SM counts are whole and at most a GPU's (checked before the cast to int).
     const auto sms = [&](const char* key) {
       const double v = num(c, key, file, where);

@@ -142,7 +142,13 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   if (!set.bf16_gemms.empty()) {
     const std::vector<bool> held = gemm_holdout(set.bf16_gemms, holdout_every);
     b.gemm_bf16_held_out = static_cast<int>(std::count(held.begin(), held.end(), true));
-    b.gemm_bf16 = fit_gemm_bf16(set.bf16_gemms, flip(held), p.gemm, p.clocks.present() ? p.clocks.gemm_fit_MHz : 0);
+    // Fitted against the FP8 model as it is on the GPU that ran the BF16 cases: another GPU of the
+    // same chip has its own HBM (the one term that differs), scaled by the datasheets as a carry does.
+    hw::GemmModel fp8_there = p.gemm;
+    for (const Provenance& s : set.sources)
+      if (s.program == "kernels/torch/bf16_gemm.py")
+        if (const hw::GpuSpec* on = traffic_gpu(s, gpu)) fp8_there.hbm_GBps = p.gemm.hbm_GBps * on->hbm_bw_GBps / gpu.hbm_bw_GBps;
+    b.gemm_bf16 = fit_gemm_bf16(set.bf16_gemms, flip(held), fp8_there, p.clocks.present() ? p.clocks.gemm_fit_MHz : 0);
     p.gemm_bf16 = b.gemm_bf16->model;
     std::snprintf(fitnote, sizeof fitnote,
                   "fit of %d BF16 cases (%d held out; the FP8 fit's launch, tile, HBM and split-K kept), median "

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "hw/gpu_profile.h"
 #include "hw/user_error.h"
 
 int main(int argc, char** argv) {
@@ -161,7 +162,8 @@ int main(int argc, char** argv) {
   cal_fit_cmd->add_option("--gemm-clock-log", cal.clocks.gemm_sweep,
                           "nvidia-smi (dmon) clock log taken while the GEMM sweep ran, for the clocks section");
   CLI::App* cal_val_cmd = cal_cmd->add_subcommand("validate", "Predict measured cases with the simulator: measured, predicted, error");
-  cal_val_cmd->add_option("PROFILE", cal.profile, "A bundled profile (h100, h200, h800) or a profile file")->required();
+  cal_val_cmd->add_option("PROFILE", cal.profile, "A bundled profile (" + cs::hw::bundled_profile_names() + ") or a profile file")
+      ->required();
   cal_val_cmd->add_option("DATA", cal.data, "Kernel JSON files")->required()->expected(1, -1);
   cal_val_cmd->add_option("--holdout-every", cal.holdout_every, "As given to fit, to mark the held-out cases")
       ->check(CLI::Range(0, 1000))->capture_default_str();

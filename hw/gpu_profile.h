@@ -22,8 +22,8 @@ struct ProfileParam {
 // BF16 GEMMs: their own MMA rates, measured, where the profile has them (optional section). The
 // FP8 rates of GemmModel come from GEMMs with DeepSeek's block scaling, whose main loop also scales
 // and sums partial products on the CUDA cores every 128 of k; BF16 has no such step, so it runs at
-// more than the datasheet's half of those (our H100: 1.73 times slower per SM, not 2). Launch,
-// tile overhead, HBM and split-K stay GemmModel's. Absent: BF16 at GemmModel's rates x 1/2.
+// more than the datasheet's half of those (the README gives the measured ratio). Launch, tile
+// overhead, HBM and split-K stay GemmModel's. Absent: BF16 at GemmModel's rates x 1/2.
 struct GemmBf16Model {
   double sm_tflops = 0;    // one SM while few SMs are busy
   double chip_tflops = 0;  // the whole chip at its loaded clock

@@ -26,7 +26,10 @@ TEST_CASE("the bundled H100, H200 and H800 profiles name a source for every para
     CHECK(p->comm_params.size() == hw::CommModel::kParams);
     CHECK(p->clock_params.size() == hw::ClockModel::kParams);
     CHECK(p->memory_params.size() == hw::MemoryModel::kParams);
-    for (const auto* params : {&p->gemm_params, &p->comm_params, &p->clock_params, &p->memory_params})
+    CHECK(p->gemm_bf16_params.size() == hw::GemmBf16Model::kParams);
+    CHECK(p->kernel_params.size() == hw::KernelModel::kParams);
+    for (const auto* params : {&p->gemm_params, &p->gemm_bf16_params, &p->comm_params, &p->kernel_params,
+                               &p->clock_params, &p->memory_params})
       for (const auto& [name, q] : *params) {
         INFO(gpu << " " << name);
         CHECK(!q.source.empty());
