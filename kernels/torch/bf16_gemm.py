@@ -86,7 +86,8 @@ def green_context(sms):
     try:
         from torch.cuda.green_contexts import GreenContext  # PyTorch 2.9 and later
         ctx = GreenContext.create(sms, 0)
-    except Exception:  # noqa: BLE001 - absent or refused: the whole GPU only
+    except Exception as e:  # noqa: BLE001 - absent or refused: the whole GPU only
+        print(f"bf16_gemm: no green context of {sms} SMs ({e}): that SM count is left out", file=sys.stderr)
         return None
     # Entered and left by set_context / pop_context (the object has no make_current in torch 2.11).
     return ctx if hasattr(ctx, "set_context") and hasattr(ctx, "pop_context") else None
