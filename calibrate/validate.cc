@@ -70,31 +70,25 @@ std::vector<OverlapOptimum> overlap_optima(const hw::GpuProfile& p, const hw::Gp
 Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const MeasurementSet& set,
                             int holdout_every) {
   Validation v;
-  const std::vector<bool> gemm_held = gemm_holdout(set.gemms, holdout_every);
-  for (size_t i = 0; i < set.gemms.size(); ++i) {
-    const GemmCase& c = set.gemms[i];
-    CaseCheck k;
-    k.kind = "gemm";
-    k.label = c.key() + " on " + std::to_string(c.sms) + " SMs";
-    k.measured_us = c.time_us;
-    k.predicted_us = simulate_gemm(p, gpu, c).to_seconds() * 1e6;
-    k.held_out = gemm_held[i];
-    k.beyond_range = !(in(p.gemm_range, "sms", c.sms) && in(p.gemm_range, "m", double(c.shape.m)) &&
-                       in(p.gemm_range, "n", double(c.shape.n)) && in(p.gemm_range, "k", double(c.shape.k)));
-    v.cases.push_back(k);
-  }
-  // BF16 GEMMs through the same engine path (the shape's type picks the profile's BF16 rates).
-  const std::vector<bool> bf16_held = gemm_holdout(set.bf16_gemms, holdout_every);
-  for (size_t i = 0; i < set.bf16_gemms.size(); ++i) {
-    const GemmCase& c = set.bf16_gemms[i];
-    CaseCheck k;
-    k.kind = "gemm_bf16";
-    k.label = c.key() + " on " + std::to_string(c.sms) + " SMs";
-    k.measured_us = c.time_us;
-    k.predicted_us = simulate_gemm(p, gpu, c).to_seconds() * 1e6;
-    k.held_out = bf16_held[i];
-    v.cases.push_back(k);
-  }
+  // FP8 and BF16 GEMMs through the same engine path (the shape's type picks the profile's rates);
+  // the range the profile was fitted on is the FP8 sweep's.
+  const auto gemms = [&](const std::vector<GemmCase>& cases, const char* kind, bool ranged) {
+    const std::vector<bool> held = gemm_holdout(cases, holdout_every);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const GemmCase& c = cases[i];
+      CaseCheck k;
+      k.kind = kind;
+      k.label = c.key() + " on " + std::to_string(c.sms) + " SMs";
+      k.measured_us = c.time_us;
+      k.predicted_us = simulate_gemm(p, gpu, c).to_seconds() * 1e6;
+      k.held_out = held[i];
+      k.beyond_range = ranged && !(in(p.gemm_range, "sms", c.sms) && in(p.gemm_range, "m", double(c.shape.m)) &&
+                                   in(p.gemm_range, "n", double(c.shape.n)) && in(p.gemm_range, "k", double(c.shape.k)));
+      v.cases.push_back(k);
+    }
+  };
+  gemms(set.gemms, "gemm", true);
+  gemms(set.bf16_gemms, "gemm_bf16", false);
   std::vector<AllToAllCase> a2a;
   for (const AllToAllCase& c : set.all_to_alls)
     if (comm_fits_case(c)) a2a.push_back(c);

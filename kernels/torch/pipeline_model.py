@@ -6,9 +6,7 @@ weight gradient deferrable to a later task (DualPipe's WeightGradStore)."""
 import torch
 import torch.nn.functional as F
 
-HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB = 4096, 32, 8, 128, 14336, 32000
-SEQ, BATCH = 4096, 1
-DT = torch.bfloat16
+from dense_step import BATCH, DT, FFN, HEAD_DIM, HEADS, HIDDEN, KV_HEADS, SEQ, VOCAB  # noqa: F401 - the same widths
 
 
 # --- the model, with weight gradients that can wait -------------------------------------------
