@@ -58,10 +58,13 @@ std::string format_of(const json& d, const std::string& path) {
   if (d.is_object() && d.contains("provenance") && d["provenance"].is_object() &&
       d["provenance"].value("program", "") == "cs_overlap")
     return "cs_overlap";
+  if (d.is_object() && d.contains("provenance") && d["provenance"].is_object() &&
+      d["provenance"].value("program", "") == "kernels/torch/pipeline_step.py")
+    return "pipeline_step";
   if (d.is_array())
     throw hw::UserError(path, 0, 0, "a bare JSON array: compare reads Kineto traces ({\"traceEvents\": [...]}, "
-                                    "as torch.profiler's export_chrome_trace writes them) and cs_overlap output");
-  std::string what = "neither a Kineto trace (no 'traceEvents') nor cs_overlap output";
+                                    "as torch.profiler's export_chrome_trace writes them), cs_overlap and pipeline_step.py output");
+  std::string what = "neither a Kineto trace (no 'traceEvents') nor cs_overlap or pipeline_step.py output";
   if (d.is_object() && d.contains("provenance") && d["provenance"].is_object())
     what += " (it is " + d["provenance"].value("program", std::string("unknown")) + " output)";
   throw hw::UserError(path, 0, 0, what);

@@ -140,8 +140,13 @@ PipelineCase read_case(const Reader& r, const json& j, const std::string& where,
     const std::string w = where + ".tasks_last_run[" + std::to_string(rank) + "]";
     if (!runs[rank].is_array()) r.fail(w + " must be a list of tasks");
     std::vector<std::string>& tokens = c.task_tokens.emplace_back();
-    for (size_t i = 0; i < runs[rank].size(); ++i)
-      tokens.push_back(r.text(runs[rank][i], "token", w + "[" + std::to_string(i) + "]"));
+    std::vector<double>& ends = c.task_end_ms.emplace_back();
+    for (size_t i = 0; i < runs[rank].size(); ++i) {
+      const std::string wi = w + "[" + std::to_string(i) + "]";
+      tokens.push_back(r.text(runs[rank][i], "token", wi));
+      ends.push_back(r.number(runs[rank][i], "end_ms", wi));
+      if (!(ends.back() >= (i ? ends[i - 1] : 0.0))) r.fail(wi + ".end_ms must not run backwards");
+    }
   }
   if (static_cast<int>(c.task_tokens.size()) != c.ranks)
     r.fail(where + " (" + c.name + "): tasks_last_run lists " + std::to_string(c.task_tokens.size()) +

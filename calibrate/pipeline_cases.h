@@ -35,6 +35,9 @@ struct PipelineCase {
   std::string precision;                 // "bf16": BF16 weights and activations
   double iteration_us = 0;               // median over the timed steps, gate to the last rank's last task
   std::vector<std::vector<std::string>> task_tokens;  // per rank, in execution order (models::task_token)
+  // Per rank, each task's end in the last timed step, ms from the step's start (its gate), in
+  // task_tokens' order; a task's span runs from the end of the rank's task before it.
+  std::vector<std::vector<double>> task_end_ms;
   std::string gpu;                                    // e.g. "NVIDIA H100 80GB HBM3"
   int index = 0;                                      // position in the file's "cases"
   int source = 0;                                     // index into MeasurementSet::sources

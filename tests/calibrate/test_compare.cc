@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "calibrate/compare_pipeline.h"
 #include "calibrate/compare_run.h"
 #include "calibrate/kineto_trace.h"
 #include "hw/user_error.h"
@@ -259,4 +260,49 @@ TEST_CASE("the committed two-H100 DualPipe trace: rank 0 runs the GEMMs the simu
   CHECK(rows["gemm"].measured_ms > 200);
   CHECK(std::abs(rows["gemm"].error_pct()) < 10);
   CHECK(rows["attention"].measured_ms > 0);
+}
+
+TEST_CASE("compare lines a pipeline scenario up with the bench's matching case, task by task", "[compare][data]") {
+  const std::string scenario = cs::test::source_dir() + "/scenarios/pipeline-dualpipe-h100x2.yaml";
+  const std::string data = cs::test::source_dir() + "/calibrate/data/h100/pipeline_step.json";
+  CHECK(measured_format(data) == "pipeline_step");
+  const PipelineCompare r = compare_pipeline(cs::models::load_scenario_file(scenario), data);
+  CHECK(r.case_name == "dualpipe_pp2_m08");
+  REQUIRE(r.measured_rank_end_ms.size() == 2);
+  REQUIRE(r.simulated_rank_end_ms.size() == 2);
+  // The same schedule on both sides: every task kind as often in the model as on the GPUs
+  // (DualPipe at 2 stages and 8 micro-batches: 5 pairs a rank, the rest around them).
+  std::map<std::string, PipelineTaskRow> kinds;
+  for (const PipelineTaskRow& t : r.tasks) kinds[t.kind] = t;
+  for (const PipelineTaskRow& t : r.tasks) {
+    INFO(t.kind);
+    CHECK(t.measured_count == t.simulated_count);
+    CHECK(t.measured_median_ms > 0);
+    CHECK(t.simulated_median_ms > 0);
+  }
+  CHECK(kinds["forward_backward"].measured_count == 10);
+  // A pair is about a forward and a backward; the step within 10% (5.8% short when written).
+  CHECK(kinds["forward_backward"].simulated_median_ms ==
+        Approx(kinds["forward"].simulated_median_ms + kinds["backward"].simulated_median_ms).epsilon(0.15));
+  CHECK(std::abs(r.simulated_step_ms / r.measured_step_ms - 1) < 0.10);
+  CHECK(pipeline_compare_console(r).find("forward_backward") != std::string::npos);
+  CHECK(pipeline_compare_json(r)["measured_format"] == "pipeline_step");
+}
+
+TEST_CASE("compare refuses a pipeline scenario the bench did not run, naming its cases", "[compare]") {
+  const std::string data = cs::test::source_dir() + "/calibrate/data/h100/pipeline_step.json";
+  std::string text = cs::test::read_file(cs::test::source_dir() + "/scenarios/pipeline-dualpipe-h100x2.yaml");
+  const std::string from = "pipeline: {schedule: dualpipe, micro_batches: 8}";
+  REQUIRE(text.find(from) != std::string::npos);
+  text.replace(text.find(from), from.size(), "pipeline: {schedule: dualpipe, micro_batches: 12}");
+  try {
+    compare_pipeline(cs::models::load_scenario_text(text, "edited.yaml"), data);
+    FAIL("a 12-micro-batch scenario matched");
+  } catch (const cs::hw::UserError& e) {
+    const std::string msg = e.what();
+    CHECK(msg.find("no case is the step of scenario") != std::string::npos);
+    CHECK(msg.find("dualpipe_pp2_m08: another schedule size") != std::string::npos);
+  }
+  // A scenario without a whole-step pipeline has nothing to line up.
+  CHECK_THROWS_AS(compare_pipeline(cs::models::load_scenario_file(dense_scenario()), data), cs::hw::UserError);
 }
