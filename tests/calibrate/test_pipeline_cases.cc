@@ -84,9 +84,16 @@ TEST_CASE("pipeline steps: tokens that are not the generator's order refuse the 
   CHECK_THAT(read_edited("dualpipe",
                          [](json& d) {
                            json& tasks = d["cases"][0]["tasks_last_run"][0];
-                           std::swap(tasks[1], tasks[2]);
+                           std::swap(tasks[1]["token"], tasks[2]["token"]);
                          }),
              Contains("rank 0's task 1 ran 'F1' where clustersim's dualpipe pp2 m4 now runs 'F0''"));
+  // The tasks' ends out of order: not one step's timeline.
+  CHECK_THAT(read_edited("dualpipe",
+                         [](json& d) {
+                           json& tasks = d["cases"][0]["tasks_last_run"][0];
+                           std::swap(tasks[1], tasks[2]);
+                         }),
+             Contains("tasks_last_run[0][2].end_ms must not run backwards"));
   CHECK_THAT(read_edited("1f1b", [](json& d) { d["cases"][0]["tasks_last_run"][1].erase(0); }),
              Contains("the schedule generator changed since the measurement"));
   // Another micro-batch count than the tokens were generated for.
