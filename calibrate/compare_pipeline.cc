@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "calibrate/compare_run.h"
 #include "calibrate/json_file.h"
 #include "calibrate/pipeline_cases.h"
 #include "hw/user_error.h"
@@ -20,11 +21,6 @@ namespace {
 const char* const kKinds[] = {"forward", "backward", "backward_input", "backward_weight", "forward_backward"};
 
 std::string kind_name(models::ChunkTask::Kind k) { return kKinds[static_cast<int>(k)]; }
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -70,9 +66,7 @@ PipelineCompare compare_pipeline(const models::Scenario& sc, const std::string& 
   }
   if (!c)
     throw hw::UserError(measured_path, 0, 0, "no case is the step of scenario '" + sc.name + "' (" + why + ")");
-  if (lower(c->gpu).find(lower(sc.cluster.gpu.name)) == std::string::npos)
-    throw hw::UserError(measured_path, 0, 0, "measured on " + c->gpu + ", but scenario '" + sc.name + "' runs on " +
-                                                 sc.cluster.gpu.model + ": compare runs of the same GPU");
+  require_scenario_gpu(sc, c->gpu, measured_path);
 
   // Each task's simulated end, from the ops emitted for it on its rank's streams.
   std::vector<std::vector<std::pair<models::ChunkTask::Kind, double>>> sim_tasks;
@@ -127,14 +121,8 @@ PipelineCompare compare_pipeline(const models::Scenario& sc, const std::string& 
 }
 
 namespace {
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
-std::string pct(double measured, double simulated) {
-  return measured > 0 ? fixed((simulated - measured) / measured * 100.0, 1) : "-";
-}
+std::string fixed(double v, int digits) { return table_fixed(v, digits); }
+std::string pct(double measured, double simulated) { return table_error_pct(measured, simulated); }
 }  // namespace
 
 std::string pipeline_compare_console(const PipelineCompare& r) {

@@ -235,10 +235,8 @@ CompareReport compare_scenario(const models::Scenario& sc, const std::string& me
   // The same GPU model: the catalog key ("h200") inside the name the file gives ("NVIDIA H200").
   if (tmp.measured_gpu.empty()) {
     tmp.notes.push_back("the measured file names no GPU: not checked against the scenario's");
-  } else if (lower(tmp.measured_gpu).find(lower(sc.cluster.gpu.name)) == std::string::npos) {
-    throw hw::UserError(measured_path, 0, 0, "measured on " + tmp.measured_gpu + ", but scenario '" + sc.name +
-                                                 "' runs on " + sc.cluster.gpu.model + " (" + sc.cluster.gpu.name +
-                                                 "): compare runs of the same GPU");
+  } else {
+    require_scenario_gpu(sc, tmp.measured_gpu, measured_path);
   }
   CompareReport r = compare_runs(measured, sim);
   r.scenario = sc.name;
@@ -260,17 +258,28 @@ CompareReport compare_scenario(const models::Scenario& sc, const std::string& me
   return r;
 }
 
-namespace {
-std::string fixed(double v, int digits) {
+void require_scenario_gpu(const models::Scenario& sc, const std::string& measured_gpu, const std::string& measured_path) {
+  if (measured_gpu.empty() || lower(measured_gpu).find(lower(sc.cluster.gpu.name)) != std::string::npos) return;
+  throw hw::UserError(measured_path, 0, 0, "measured on " + measured_gpu + ", but scenario '" + sc.name + "' runs on " +
+                                               sc.cluster.gpu.model + " (" + sc.cluster.gpu.name +
+                                               "): compare runs of the same GPU");
+}
+
+std::string table_fixed(double v, int digits) {
   if (!std::isfinite(v)) return "-";
   std::ostringstream s;
   s << std::fixed << std::setprecision(digits) << v;
   return s.str();
 }
-std::string pct(double measured, double simulated) {
+
+std::string table_error_pct(double measured, double simulated) {
   if (measured <= 0) return "-";
-  return fixed((simulated - measured) / measured * 100.0, 1);
+  return table_fixed((simulated - measured) / measured * 100.0, 1);
 }
+
+namespace {
+std::string fixed(double v, int digits) { return table_fixed(v, digits); }
+std::string pct(double measured, double simulated) { return table_error_pct(measured, simulated); }
 }  // namespace
 
 std::string compare_console(const CompareReport& r) {

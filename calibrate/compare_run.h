@@ -59,6 +59,15 @@ CompareReport compare_runs(const std::vector<MeasuredKernel>& measured, const st
 CompareReport compare_scenario(const models::Scenario& sc, const std::string& measured_path);
 
 std::string compare_console(const CompareReport& r);
+
+// Shared by both compare modes (here and calibrate/compare_pipeline.h). Throws hw::UserError (at
+// `measured_path`) unless `measured_gpu`, the name the file gives ("NVIDIA H200"), holds the
+// scenario's catalog key ("h200"); an empty name is not checked.
+void require_scenario_gpu(const models::Scenario& sc, const std::string& measured_gpu, const std::string& measured_path);
+// A table cell: `v` with `digits` decimals, "-" when not finite; the error of `simulated` against
+// `measured` in percent, "-" when nothing was measured.
+std::string table_fixed(double v, int digits);
+std::string table_error_pct(double measured, double simulated);
 nlohmann::json compare_json(const CompareReport& r);
 
 }  // namespace cs::calibrate
