@@ -358,13 +358,19 @@ def run_case(path, layers_per_stage, data, total_layers, args, grads_ref, losses
     name = os.path.basename(path)[:-5]
     pipe = Pipeline(sched, layers_per_stage, data)
     threaded = args.issue == "threads"
+    # Host times (perf_counter, the NVML sampler's axis) at each step's start, the GPUs idle then:
+    # a run's tasks lie at that time plus the gate plus their start_ms.
+    host_start = time.perf_counter()
     for i in range(args.warmup):  # allocator pools, cuBLAS heuristics; torch.compile in the first, one thread
         pipe.zero_grads()
         pipe.step(GATE_MS, threaded and i > 0)
     ends, issues, idle = [], [], []
     spans = copies = None
+    run_starts = []
     for _ in range(args.runs):
         pipe.zero_grads()
+        torch.cuda.synchronize()
+        run_starts.append(time.perf_counter())
         end_ms, spans, issue_ms, copies = pipe.step(GATE_MS, threaded)
         ends.append(end_ms)
         issues.append(issue_ms)
@@ -392,6 +398,8 @@ def run_case(path, layers_per_stage, data, total_layers, args, grads_ref, losses
         "copies_last_run": {"count": len(copies), "bytes_each": copies[0][1] if copies else 0,
                             "ms_median": statistics.median(c[0] for c in copies) if copies else 0.0},
         "cpu_issue_ms_max": max(issues), "gate_ms": GATE_MS,
+        "rank_end_ms_runs": [[round(x, 4) for x in e] for e in ends],
+        "host_s": {"first_warmup": host_start, "runs": run_starts, "axis": "time.perf_counter"},
         "idle_between_tasks_ms_max": [max(i[r] for i in idle) for r in range(sched["ranks"])],
         "idle_between_tasks_ms_median": [statistics.median(i[r] for i in idle) for r in range(sched["ranks"])],
         "check": chk,
