@@ -172,7 +172,7 @@ std::vector<SimulatedOp> simulate_ops(const models::Scenario& sc, int gpu, doubl
       op.start_us = ex.ops[i].start.to_us();
       op.dur_us = (ex.ops[i].end - ex.ops[i].start).to_us();
       op.stream = static_cast<int>(o.stream);
-      op.partition_sms = sc.cluster.partitions.at(static_cast<size_t>(s.partition)).sms;
+      op.partition_sms = g.by_copy_engine(o) ? 0 : sc.cluster.partitions.at(static_cast<size_t>(s.partition)).sms;
       if (o.kind == sim::OpKind::kGemm) op.gemm = g.gemms()[o.payload];
       if (o.kind == sim::OpKind::kComm) op.bytes = g.collectives()[o.payload].bytes;
       ops.push_back(std::move(op));

@@ -19,7 +19,7 @@ struct SimulatedOp {
   KernelClass cls = KernelClass::kOther;
   double start_us = 0, dur_us = 0;
   int stream = 0;
-  int partition_sms = 0;  // SMs of the op's partition
+  int partition_sms = 0;  // SMs of the op's partition (0: a copy-engine send, which holds none)
   sim::GemmShape gemm;    // GEMMs only
   double bytes = 0;       // communication only: the collective's per-GPU bytes
 };

@@ -176,6 +176,10 @@ std::vector<PipelineCase> read_pipeline_cases(const json& d, const std::string& 
   const std::string precision = r.text(bench, "precision", "bench");
   // The scenario's bf16_mixed is what the bench ran: BF16 weights, activations and GEMMs.
   if (precision != "bf16") r.fail("bench.precision '" + precision + "': only bf16 steps are simulated");
+  // The scenario sends stage boundaries by the copy engine, as the bench did (simulate_pipeline_step).
+  const std::string boundary = r.text(bench, "stage_boundary", "bench");
+  if (boundary.rfind("copy engine", 0) != 0)
+    r.fail("bench.stage_boundary '" + boundary + "': only stage boundaries sent by the copy engine are simulated");
   const json& cases = r.list(d, "cases", "the file");
   if (cases.empty()) r.fail("'cases' lists no case");
   std::vector<PipelineCase> out;
@@ -197,10 +201,10 @@ sim::Time simulate_pipeline_step(const hw::GpuProfile& p, const hw::GpuSpec& gpu
   const std::string name = json(c.name).dump();
   y << "schema_version: 1\nname: " << name << "\ndescription: " << name << "\n"
     << "cluster:\n  gpu: " << gpu.name << "\n  gpus: " << c.ranks << "\n"
-    // The bench sends stage boundaries with the copy engine (cudaMemcpyPeerAsync), which takes no
-    // SMs; the scenario's sends need a communication partition, so it gets the fewest SMs there
-    // are, and the compute kernels keep every other SM as they did on the GPU.
-    << "  sm_partitions: {compute: " << gpu.sms - 1 << ", comm: 1}\n"
+    // The bench sends stage boundaries with the copy engine (cudaMemcpyPeerAsync; the reader
+    // refuses any other bench.stage_boundary), which takes no SMs (`p2p: copy_engine` below), and
+    // runs nothing else that communicates: the compute kernels keep every SM, as on the GPU.
+    << "  sm_partitions: {compute: " << gpu.sms << ", comm: 0}\n"
     << "workload:\n  kind: model\n"
     << "  model: {name: dense, source: kernels/torch/pipeline_step.py, layers: " << m.layers << ", hidden: " << m.hidden
     << ", vocab: " << m.vocab << ", norm: rmsnorm, attention: {kind: gqa, heads: " << m.heads
@@ -211,7 +215,8 @@ sim::Time simulate_pipeline_step(const hw::GpuProfile& p, const hw::GpuSpec& gpu
   y << "]}\n  seq_len: " << c.seq_len << "\n  micro_batch: " << c.micro_batch << "\n  precision: bf16_mixed\n"
     // The bench keeps every activation for the backward: nothing is recomputed.
     << "  recompute: {rms_norm: false, mla_up_proj: false}\n"
-    << "  pipeline: {schedule: " << models::schedule_kind_name(c.schedule) << ", micro_batches: " << c.micro_batches;
+    << "  pipeline: {schedule: " << models::schedule_kind_name(c.schedule) << ", micro_batches: " << c.micro_batches
+    << ", p2p: copy_engine";
   if (c.schedule == models::ScheduleKind::kInterleaved1f1b) y << ", virtual_stages: " << c.virtual_stages;
   y << "}\n";
   models::Scenario sc;

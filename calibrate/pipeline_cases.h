@@ -48,11 +48,13 @@ struct PipelineCase {
 
 // The cases of a pipeline_step.py result `d` read from `file`. Throws hw::UserError naming the file
 // and case for a missing or ill-typed field, a case that failed its gradient check, a schedule
-// clustersim does not know, sizes below 1 or layers that do not add up, and tokens that differ
+// clustersim does not know, sizes below 1 or layers that do not add up, stage boundaries sent by
+// anything but the copy engine (bench.stage_boundary), and tokens that differ
 // from what the schedule generator gives now (the generator changed since the measurement).
 std::vector<PipelineCase> read_pipeline_cases(const nlohmann::json& d, const std::string& file, int source);
 
-// The whole step simulated as a `model` scenario on `c.ranks` GPUs of `gpu` under profile `p`:
+// The whole step simulated as a `model` scenario on `c.ranks` GPUs of `gpu` under profile `p`, every
+// SM computing and stage boundaries sent by the copy engine (`pipeline.p2p: copy_engine`):
 // the latest pipeline end over the ranks (each rank's last chunk; no optimizer, which the bench
 // does not run). Throws hw::UserError (naming `file` and the case) where the scenario loader
 // refuses the case.

@@ -146,4 +146,14 @@ sim::Time CalibratedCost::comm_launch(int) const {
   return sim::Time::from_seconds_ceil(profile_.comm.launch_us * 1e-6);
 }
 
+// The repository's one measurement of copy-engine sends, calibrate/data/h100/pipeline_step.json
+// (kernels/torch/pipeline_step.py, two H100s over NVLink, cudaMemcpyPeerAsync): a 32 MiB stage
+// boundary took 0.092-0.096 ms (each case's median copy), 348-363 GB/s, where the H100 profile's
+// NVLink figure (368 GB/s per direction) alone gives 0.091 ms. That leaves no rate of the engine's
+// own to fit, on H100 or (unmeasured) elsewhere. Nor does the SM clock slow it (a DMA engine runs
+// no SM code), unlike comm_copy_rate.
+sim::Bandwidth CalibratedCost::copy_engine_rate(int) const {
+  return sim::Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());
+}
+
 }  // namespace cs::hw

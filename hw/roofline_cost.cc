@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "hw/gemm_model.h"
 
@@ -57,6 +58,11 @@ sim::Time RooflineCost::compute_time(int, const sim::GenericCompute& c, int sms)
 
 sim::Bandwidth RooflineCost::comm_copy_rate(int, int sms) const {
   return sim::Bandwidth::gbytes_per_s(params_.comm_bw_per_sm_GBps * sms);
+}
+
+// No datasheet in hw/gpus states a copy-engine rate; NVLink and HBM, which the route holds, bound it.
+sim::Bandwidth RooflineCost::copy_engine_rate(int) const {
+  return sim::Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());
 }
 
 }  // namespace cs::hw

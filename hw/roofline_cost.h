@@ -6,7 +6,8 @@
 //         waves = ceil(tiles / sms). HBM traffic: A and B read once, C written once (BF16 output).
 //   Generic compute: FLOPs at the dtype's peak scaled by sms / SMs (FP32 at the CUDA-core FP32
 //         peak, other types at their tensor peak); its bytes over HBM. FP32 GEMMs run as TF32.
-//   Communication: a kernel copies at comm_bw_per_sm_GBps per SM it holds.
+//   Communication: a kernel copies at comm_bw_per_sm_GBps per SM it holds. A copy-engine send
+//         has no cap of its own: the datasheets give no DMA rate, so its route and HBMs limit it.
 #pragma once
 
 #include <string>
@@ -33,6 +34,7 @@ class RooflineCost : public sim::CostModel {
   sim::ComputeCost compute_cost(int gpu, const sim::GenericCompute& c) const override;
   sim::Time compute_time(int gpu, const sim::GenericCompute& c, int sms) const override;
   sim::Bandwidth comm_copy_rate(int gpu, int sms) const override;
+  sim::Bandwidth copy_engine_rate(int gpu) const override;
 
   // Dense tensor peak for a dtype, FLOP/s.
   double peak_flops(sim::DType t) const;

@@ -34,12 +34,15 @@ void parse_partitions(const YamlNode& parts, ClusterConfig& c) {
   int total = 0;
   for (const std::string& name : pm.keys()) {
     const YamlNode v = pm.required(name);
-    const int sms = static_cast<int>(v.as_int(1, c.gpu.sms));
+    // 0 SMs: none reserved. An ops stream may not run there (scenario_loader.cc); a model
+    // workload's communication kernels then share its compute partition (comm_kernel_partition).
+    const int sms = static_cast<int>(v.as_int(0, c.gpu.sms));
     total += sms;
     if (total > c.gpu.sms)
       v.fail("SM partitions add up to " + std::to_string(total) + " SMs, more than the " +
              std::to_string(c.gpu.sms) + " SMs of the GPU (" + c.gpu.name + ")");
     c.partitions.push_back(sim::PartitionSpec{name, sms});
+    c.partition_pos.push_back(SourcePos{v.line(), v.col()});
   }
   if (c.partitions.empty()) parts.fail("'cluster.sm_partitions' names no partition");
 }

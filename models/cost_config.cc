@@ -127,6 +127,8 @@ std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, con
       sms{"SMs", range(p.gemm_range, "sms")}, ctas{"SMs", range(p.comm_range, "ctas")},
       size{"bytes per GPU", range(p.comm_range, "size_bytes"), true};
   for (const sim::Op& op : graph.ops()) {
+    // A copy-engine send runs no kernel the profile fitted.
+    if (graph.by_copy_engine(op)) continue;
     const int part_sms = partitions[graph.streams()[op.stream].partition].sms;
     if (op.kind == sim::OpKind::kGemm) {
       const sim::GemmShape& g = graph.gemms()[op.payload];

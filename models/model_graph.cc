@@ -88,12 +88,13 @@ OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl
 
   OpWorkload w;
   w.stream_names = {"compute", "comm"};
-  w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[mw.comm_partition].name};
+  const int comm_part = mw.comm_kernel_partition(cl);
+  w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[comm_part].name};
   w.engine_streams.resize(2);
   std::vector<sim::StreamId> compute, comm;
   for (int gpu : gpus) {
     compute.push_back(w.graph.add_stream(gpu, mw.compute_partition, "compute"));
-    comm.push_back(w.graph.add_stream(gpu, mw.comm_partition, "comm"));
+    comm.push_back(w.graph.add_stream(gpu, comm_part, "comm"));
     w.engine_streams[0].push_back(compute.back().v);
     w.engine_streams[1].push_back(comm.back().v);
   }

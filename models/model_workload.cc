@@ -48,8 +48,13 @@ ParallelLayout parse_layout(const YamlNode& n) {
 
 // `pipeline:` for a layout of `pp` ranks. The layout's pp is always the ranks (devices); the
 // schedules count in model stages: interleaved 1F1B runs pp x v of them, DualPipeV 2 x pp.
-ScheduleParams parse_pipeline(const YamlNode& n, int pp) {
-  const YamlMap p(n, {"schedule", "micro_batches", "virtual_stages"});
+// How its stage boundaries move (`p2p`) goes to `p2p`.
+const std::vector<std::string> kPipelineKeys = {"schedule", "micro_batches", "virtual_stages", "p2p"};
+
+ScheduleParams parse_pipeline(const YamlNode& n, int pp, sim::Mover& p2p) {
+  const YamlMap p(n, kPipelineKeys);
+  if (const auto v = p.optional("p2p"))
+    p2p = v->as_enum({"sms", "copy_engine"}) == "copy_engine" ? sim::Mover::kCopyEngine : sim::Mover::kSms;
   const YamlNode kind = p.required("schedule");
   ScheduleParams sp;
   const std::optional<ScheduleKind> k = schedule_kind_from_name(kind.as_string());
@@ -69,6 +74,24 @@ ScheduleParams parse_pipeline(const YamlNode& n, int pp) {
     bad += " (DualPipeV's stages: 2 per rank, " + std::to_string(sp.stages) + " on pp " + std::to_string(pp) + ")";
   if (!bad.empty()) n.fail(bad);
   return sp;
+}
+
+// A copy engine moves data between GPUs of one node (peer copies over NVLink), so every stage
+// boundary must stay within one. Every schedule sends between neighbouring ranks (interleaved 1F1B
+// also from the last to the first), so each pipeline (one TP and replica rank over the pp ranks)
+// must sit on one node. Empty when it does.
+std::string copy_engine_problem(const ParallelLayout& l, int gpus_per_node) {
+  for (int dp = 0; dp < l.replicas(); ++dp)
+    for (int tp = 0; tp < l.tp; ++tp)
+      for (int r = 1; r < l.pp; ++r) {
+        const int a = gpu_of(l, tp, dp, r - 1), b = gpu_of(l, tp, dp, r);
+        if (a / gpus_per_node != b / gpus_per_node)
+          return "copy_engine sends stage boundaries between GPUs of one node (peer copies over NVLink), but pipeline "
+                 "ranks " + std::to_string(r - 1) + " and " + std::to_string(r) + " sit on GPUs " + std::to_string(a) +
+                 " and " + std::to_string(b) + " of different nodes (" + std::to_string(gpus_per_node) +
+                 " GPUs each); use p2p: sms";
+      }
+  return "";
 }
 
 int partition_index(const ClusterConfig& c, const YamlNode& n) {
@@ -125,7 +148,7 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     for (const char* key : {"stage", "micro_batches", "backward", "schedule"})
       if (w.has(key))
         w.required(key).fail(std::string("'") + key + "' does not apply when 'pipeline' runs the whole step");
-    mw.pipeline = parse_pipeline(*pipeline_node, mw.layout.pp);
+    mw.pipeline = parse_pipeline(*pipeline_node, mw.layout.pp, mw.pipeline_p2p);
     // The memory shape's name in the result; 1F1B and ZB1P share one, DualPipe has its own.
     const ScheduleKind k = mw.pipeline->kind;
     mw.schedule = k == ScheduleKind::kZb1p ? "1f1b" : schedule_kind_name(k);
@@ -137,6 +160,9 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     const bool pipeline_fault = model_stages != mw.layout.pp && layout_problem(mw.layout, mw.model, cluster.gpus, gpn).empty();
     (pipeline_fault ? *pipeline_node : layout_node).fail(problem);
   }
+  if (mw.pipeline_p2p == sim::Mover::kCopyEngine)
+    if (const std::string far = copy_engine_problem(mw.layout, gpn); !far.empty())
+      YamlMap(*pipeline_node, kPipelineKeys).required("p2p").fail(far);
   const std::optional<YamlNode> fidelity_node = w.optional("fidelity");
   if (fidelity_node) {
     const std::string f = fidelity_node->as_enum({"full", "folded", "mirrored"});
@@ -180,6 +206,13 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     mw.comm_partition = partition_index(cluster, p.required("comm"));
     if (mw.compute_partition == mw.comm_partition)
       p.required("comm").fail("compute and communication need different SM partitions");
+  }
+  // The communication partition may hold 0 SMs (its kernels then share the compute partition's:
+  // comm_kernel_partition); the compute partition may not.
+  if (const int p = mw.compute_partition; cluster.partitions[p].sms == 0) {
+    const SourcePos at = static_cast<size_t>(p) < cluster.partition_pos.size() ? cluster.partition_pos[p] : mw.pos;
+    throw hw::UserError(w.node().file(), at.line, at.col,
+                        "the compute partition '" + cluster.partitions[p].name + "' has 0 SMs: give it SMs");
   }
   // Mirrored stands one GPU in for its EP group, which only balanced routing makes exact: with
   // skew the EP ranks compute and receive different volumes and each all-to-all waits for the

@@ -34,6 +34,9 @@ struct ModelWorkload {
   // layout.pp ranks: stages = layout.pp (DualPipeV: 2 x layout.pp), the layers split over
   // stages x virtual_stages model stages, and the memory check follows the generated schedule.
   std::optional<ScheduleParams> pipeline;
+  // How the pipeline's stage-boundary sends move (`pipeline.p2p`): kernels on the communication
+  // partition's SMs (sms, the default) or the copy engine on no SM (copy_engine).
+  sim::Mover pipeline_p2p = sim::Mover::kSms;
   bool fp8 = true;
   bool recompute_norm = true;
   bool recompute_mla_up = true;
@@ -69,6 +72,11 @@ struct ModelWorkload {
   int64_t tokens_per_gpu() const { return micro_batch * seq_len / layout.cp; }
   int compute_partition = 0;  // indices into the cluster's SM partitions
   int comm_partition = 1;
+  // The partition communication kernels run on: comm_partition, or, where it holds 0 SMs (none
+  // reserved), compute_partition, whose SMs they then share, as `clustersim sweep` runs comm_sms 0.
+  int comm_kernel_partition(const ClusterConfig& c) const {
+    return c.partitions[comm_partition].sms > 0 ? comm_partition : compute_partition;
+  }
   SourcePos pos, layout_pos;
 };
 

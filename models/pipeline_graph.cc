@@ -170,9 +170,12 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   // channels). A send is issued when its consumer's chunk is emitted: on a GPU's comm stream it
   // would queue behind later chunks' all-to-alls, and on one shared send stream behind sends to
   // other consumers emitted earlier but produced later, waiting for nothing it needs.
+  // By the copy engine (pipeline.p2p), the send streams only order their copies: no SM is held.
+  const bool by_copy_engine = mw.pipeline_p2p == sim::Mover::kCopyEngine;
+  const int comm_part = mw.comm_kernel_partition(cl);
   w.stream_names = {"compute", "comm", "pp_p2p"};
-  w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[mw.comm_partition].name,
-                         cl.partitions[mw.comm_partition].name};
+  w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[comm_part].name,
+                         by_copy_engine ? std::string(kCopyEngineStreamPartition) : cl.partitions[comm_part].name};
   w.engine_streams.resize(3);
   // (producer GPU, consumer GPU, pass) -> its send stream, created at its first send.
   std::map<std::tuple<int, int, int>, sim::StreamId> p2p;
@@ -193,7 +196,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         rank_gpus[r].push_back(gpu);
         rs.gpus.push_back(gpu);
         rs.compute.push_back(w.graph.add_stream(gpu, mw.compute_partition, "compute"));
-        rs.comm.push_back(w.graph.add_stream(gpu, mw.comm_partition, "comm"));
+        rs.comm.push_back(w.graph.add_stream(gpu, comm_part, "comm"));
         w.engine_streams[0].push_back(rs.compute.back().v);
         w.engine_streams[1].push_back(rs.comm.back().v);
         rec.streams[r].push_back(rs.compute.back().v);
@@ -218,14 +221,15 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         auto it = p2p.find({src, dst, static_cast<int>(need.pass)});
         if (it == p2p.end()) {
           it = p2p.emplace(std::make_tuple(src, dst, static_cast<int>(need.pass)),
-                           w.graph.add_stream(src, mw.comm_partition,
+                           w.graph.add_stream(src, comm_part,
                                               "pp_p2p to gpu " + std::to_string(dst) +
                                                   (need.pass == ChunkPass::kForward ? ", activations" : ", gradients")))
                    .first;
           w.engine_streams[2].push_back(it->second.v);
         }
         dep = w.graph.add_send(it->second, dst, boundary_bytes,
-                               need.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient");
+                               need.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient",
+                               mw.pipeline_p2p);
         w.graph.add_dep(dep, p.last[i]);
       }
       emitters[r].wait_for(slot, i, dep);

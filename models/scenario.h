@@ -52,7 +52,8 @@ struct ClusterConfig {
   hw::SwitchSpec switch_spec;
   int nodes = 0;  // fat-tree kinds; 0 for `switch`
   int gpus = 0;
-  std::vector<sim::PartitionSpec> partitions;
+  std::vector<sim::PartitionSpec> partitions;  // one may hold 0 SMs: none reserved (models/cluster.cc)
+  std::vector<SourcePos> partition_pos;         // where each one's SM count is written
   FabricConfig fabric;
   ClusterFigures figures;
   bool nvlink_bw_overridden = false;  // by `overrides.nvlink_bw_GBps` or `fabric.link_bw_GBps`

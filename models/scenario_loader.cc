@@ -159,6 +159,9 @@ StreamSpec parse_stream(const YamlNode& node, const ClusterConfig& cluster) {
   for (const auto& p : cluster.partitions) names.push_back(p.name);
   s.partition = part.as_enum(names);
   s.partition_index = static_cast<int>(std::find(names.begin(), names.end(), s.partition) - names.begin());
+  if (cluster.partitions[s.partition_index].sms == 0)
+    part.fail("partition '" + s.partition + "' has 0 SMs (cluster.sm_partitions): the kernels of stream '" + s.name +
+              "' would never run");
   const YamlNode ops = m.required("ops");
   for (const YamlNode& op : ops.items()) s.ops.push_back(parse_op(op, s, cluster.gpus));
   if (s.ops.empty()) ops.fail("stream '" + s.name + "' has no ops");

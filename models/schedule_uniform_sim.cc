@@ -29,6 +29,7 @@ class FixedTimeCost : public sim::CostModel {
     return sim::Time::ps(std::llround(c.flops));
   }
   sim::Bandwidth comm_copy_rate(int, int) const override { return sim::Bandwidth(); }
+  sim::Bandwidth copy_engine_rate(int) const override { return sim::Bandwidth(); }  // nothing is sent
 };
 
 // Ranks without a network: each has an HBM link (the executor and trace writer ask for one) that

@@ -1,4 +1,5 @@
-// The pluggable cost model: what a kernel costs given the SMs it runs on.
+// The pluggable cost model: what a kernel costs given the SMs it runs on, and what a copy-engine
+// transfer, which runs on none, may reach.
 // The engine asks; hw/ answers (an uncalibrated roofline today, calibrated profiles later).
 #pragma once
 
@@ -34,6 +35,9 @@ class CostModel {
   virtual Time compute_time(int gpu, const GenericCompute& c, int sms) const = 0;
   // Copy rate of a communication kernel on `sms` SMs (the rate cap shared by its flows).
   virtual Bandwidth comm_copy_rate(int gpu, int sms) const = 0;
+  // The most one copy-engine transfer (a send by DMA, on no SM) moves per second, whatever its route
+  // and HBMs leave it; +infinity where those are its only limit.
+  virtual Bandwidth copy_engine_rate(int gpu) const = 0;
   // Launch and synchronisation of a communication kernel: from the last participant's launch to
   // the first byte moved, once per collective (its SMs are held meanwhile).
   virtual Time comm_launch(int /*gpu*/) const { return Time(); }

@@ -66,7 +66,8 @@ void Executor::drain() {
 void Executor::launch(uint32_t op) {
   timing_[op].start = engine_.now();
   if (observer_) observer_->on_op_start(op, engine_.now());
-  if (graph_.ops()[op].kind == OpKind::kComm) launch_comm(op);
+  if (graph_.by_copy_engine(graph_.ops()[op])) launch_copy_engine(op);
+  else if (graph_.ops()[op].kind == OpKind::kComm) launch_comm(op);
   else launch_compute(op);
 }
 
@@ -202,6 +203,19 @@ void Executor::finish_collective(uint32_t c) {
     net_.remove_link(state_[op].copy_link);
   }
   for (uint32_t op : col.ops) finish(op);
+}
+
+// No kernel, so no SMs, no copy link and no launch of a communication kernel: one flow from the
+// source HBM over the route into the destination HBM, at most at the copy engine's own rate.
+void Executor::launch_copy_engine(uint32_t op) {
+  const Collective& col = graph_.collectives()[graph_.ops()[op].payload];
+  assert(col.kind == CollectiveKind::kSend && col.gpus.size() == 2);
+  const int src = col.gpus[0], dst = col.gpus[1];
+  path_.clear();
+  path_.push_back(routing_.hbm(src));
+  if (src != dst) routing_.route(src, dst, path_);
+  path_.push_back(routing_.hbm(dst));  // a local copy crosses its HBM twice, as in start_phase
+  net_.start_flow(path_, col.bytes, cost_.copy_engine_rate(src), [this, op] { finish(op); });
 }
 
 void Executor::finish(uint32_t op) {

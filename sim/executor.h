@@ -4,10 +4,12 @@
 // kernel on its stream's SM partition: its progress is a flow of its HBM bytes over the GPU's HBM
 // link, capped at bytes / compute_time(SMs it holds), so a compute-bound kernel follows its SMs and
 // a memory-bound one its share of HBM (contention with other kernels comes from the flow network).
-// A communication op is a kernel that holds SMs of its partition and owns a virtual "copy" link
-// whose capacity is the cost model's copy rate for those SMs; every flow it sends crosses that
-// link, the source HBM, the route, and the destination HBM (a local copy crosses its HBM twice:
-// it reads and writes there). A collective's flows start once every
+// A send by the copy engine (Mover::kCopyEngine) is no kernel: it holds no SMs and starts at once,
+// one flow over the source HBM, the route and the destination HBM, capped at the cost model's
+// copy_engine_rate. Any other communication op is a kernel that holds SMs of its partition and
+// owns a virtual "copy" link whose capacity is the cost model's copy rate for those SMs; every
+// flow it sends crosses that link, the source HBM, the route, and the destination HBM (a local
+// copy crosses its HBM twice: it reads and writes there). A collective's flows start once every
 // participant's kernel has launched, phase by phase (collective_plan.h), and all its ops finish
 // together when the last phase ends. An all-to-all-v's transfer leaves through its source rank's
 // copy link, so a relay GPU's kernel carries the bytes it forwards. Every GPU's HBM link saturates
@@ -79,6 +81,7 @@ class Executor {
   void launch_compute(uint32_t op);
   void on_compute_share(uint32_t op, int sms);
   void launch_comm(uint32_t op);
+  void launch_copy_engine(uint32_t op);  // a send by the copy engine (Mover::kCopyEngine)
   // The HBM rate a compute kernel offers, given the rate it reached alone (its cost-model time).
   double offered_alone(int gpu, double rate) const;
   void start_phase(uint32_t c);

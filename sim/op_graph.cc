@@ -91,11 +91,11 @@ std::vector<OpId> OpGraph::add_collective(CollectiveKind kind, double bytes,
   return out;
 }
 
-OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view label) {
+OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view label, Mover mover) {
   const auto c = static_cast<uint32_t>(collectives_.size());
   const uint32_t op = add_op(src, OpKind::kComm, c, label);
   collectives_.push_back(
-      Collective{CollectiveKind::kSend, bytes, {streams_[src.v].gpu, dst_gpu}, {op}, UINT32_MAX});
+      Collective{CollectiveKind::kSend, bytes, {streams_[src.v].gpu, dst_gpu}, {op}, UINT32_MAX, mover});
   return OpId{op};
 }
 

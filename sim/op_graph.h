@@ -61,6 +61,10 @@ struct Op {
   std::vector<uint32_t> deps;  // ops that must finish first, besides the stream predecessor
 };
 
+// Who moves a send's bytes: a kernel on its stream's SM partition (its copy rate follows its SMs),
+// or the GPU's copy engine (DMA, as cudaMemcpyPeerAsync moves them), which holds no SM.
+enum class Mover : uint8_t { kSms, kCopyEngine };
+
 // Sizes follow nccl-tests: `bytes` is the per-GPU buffer (all-to-all: what each GPU sends in all;
 // all-reduce: the buffer reduced; reduce-scatter: each GPU's input; all-gather: each GPU's output).
 // all-to-all-v has no single buffer size: `bytes` is the largest total one rank sends to others
@@ -71,6 +75,7 @@ struct Collective {
   std::vector<int> gpus;      // participants in rank order; for kSend: {source, destination}
   std::vector<uint32_t> ops;  // one op per GPU that runs a kernel (kSend and add_put: the source only)
   uint32_t transfer_set = UINT32_MAX;  // kAllToAllV: its set in the graph's transfer pool
+  Mover mover = Mover::kSms;           // kCopyEngine: kSend only
 };
 
 class OpGraph {
@@ -91,8 +96,9 @@ class OpGraph {
   // streams on one GPU.
   std::vector<OpId> add_all_to_all_v(const std::vector<StreamId>& streams,
                                      std::vector<Transfer> transfers, std::string_view label);
-  // A one-sided put: the source stream's kernel writes `bytes` into dst_gpu's memory.
-  OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label);
+  // A one-sided put: the source stream's kernel writes `bytes` into dst_gpu's memory; by the copy
+  // engine, no kernel: the stream only orders it, and its partition's SMs stay free.
+  OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label, Mover mover = Mover::kSms);
   // A one-sided put to several GPUs at once: the source stream's kernel writes bytes[i] into
   // dst_gpus[i]'s memory, all concurrently (a ring collective's steps pipelined into one bulk
   // transfer per ring, where only the source is simulated). Repeated destinations are summed.
@@ -109,6 +115,10 @@ class OpGraph {
   const std::vector<GenericCompute>& computes() const { return computes_; }
   const std::vector<Collective>& collectives() const { return collectives_; }
   const std::string& label(const Op& op) const { return labels_[op.label]; }
+  // A send by the copy engine: no kernel, so it holds no SM of its stream's partition.
+  bool by_copy_engine(const Op& op) const {
+    return op.kind == OpKind::kComm && collectives_[op.payload].mover == Mover::kCopyEngine;
+  }
   // A kAllToAllV collective's transfers (empty for other kinds).
   std::span<const Transfer> transfers(const Collective& c) const {
     if (c.transfer_set == UINT32_MAX) return {};

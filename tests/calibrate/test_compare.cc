@@ -292,9 +292,9 @@ TEST_CASE("compare lines a pipeline scenario up with the bench's matching case, 
 TEST_CASE("compare refuses a pipeline scenario the bench did not run, naming its cases", "[compare]") {
   const std::string data = cs::test::source_dir() + "/calibrate/data/h100/pipeline_step.json";
   std::string text = cs::test::read_file(cs::test::source_dir() + "/scenarios/pipeline-dualpipe-h100x2.yaml");
-  const std::string from = "pipeline: {schedule: dualpipe, micro_batches: 8}";
+  const std::string from = "pipeline: {schedule: dualpipe, micro_batches: 8, p2p: copy_engine}";
   REQUIRE(text.find(from) != std::string::npos);
-  text.replace(text.find(from), from.size(), "pipeline: {schedule: dualpipe, micro_batches: 12}");
+  text.replace(text.find(from), from.size(), "pipeline: {schedule: dualpipe, micro_batches: 12, p2p: copy_engine}");
   try {
     compare_pipeline(cs::models::load_scenario_text(text, "edited.yaml"), data);
     FAIL("a 12-micro-batch scenario matched");

@@ -92,7 +92,7 @@ const std::vector<Expected>& corpus() {
       exact("profile_with_roofline.yaml", 12, 12, "'profile' applies to kind 'calibrated'"),
       exact("comm_bw_with_profile.yaml", 12, 24,
             "'comm_bw_per_sm_GBps' applies to kind 'roofline'; a calibrated profile has its own measured copy rate"),
-      exact("sm_partition_too_large.yaml", 11, 28, "'cluster.sm_partitions.compute' must be between 1 and 132, found 140"),
+      exact("sm_partition_too_large.yaml", 11, 28, "'cluster.sm_partitions.compute' must be between 0 and 132, found 140"),
       exact("partitions_sum_too_large.yaml", 11, 39, "SM partitions add up to 140 SMs, more than the 132 SMs of the GPU (h800)"),
       // Columns count bytes (as yaml-cpp's marks do): two 2-byte letters precede the error.
       exact("non_ascii_before_error.yaml", 11, 57, "SM partitions add up to 142 SMs, more than the 132 SMs of the GPU (h800)"),

@@ -1,6 +1,7 @@
 // A minimal world for engine tests: GPUs on one star switch, and a cost model with round numbers.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,6 +43,8 @@ class TestCost : public sim::CostModel {
   sim::Bandwidth comm_copy_rate(int, int sms) const override {
     return sim::Bandwidth::bytes_per_s(copy_per_sm * sms);
   }
+  double copy_engine_Bps = std::numeric_limits<double>::infinity();  // uncapped: route and HBM only
+  sim::Bandwidth copy_engine_rate(int) const override { return sim::Bandwidth::bytes_per_s(copy_engine_Bps); }
 };
 
 // GPUs on one switch: up and down links per GPU; the latency sits on the up-link.

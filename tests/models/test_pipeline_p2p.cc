@@ -1,0 +1,149 @@
+// `pipeline.p2p`: stage-boundary sends as communication kernels (sms) or by the copy engine
+// (copy_engine), which holds no SM; and communication partitions of 0 SMs.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "hw/user_error.h"
+#include "models/model_workload.h"
+#include "models/op_workload.h"
+#include "models/scenario_loader.h"
+#include "models/scenario_runner.h"
+#include "tiny_moe_scenario.h"
+
+using namespace cs::models;
+
+namespace {
+
+// A small dense model on two H100s of one switch, pp 2. Line 6 is `sm_partitions`, line 13
+// `pipeline` (its map at column 13).
+std::string dense(const std::string& partitions, const std::string& pipeline) {
+  return R"(schema_version: 1
+name: p2p
+cluster:
+  gpu: h100
+  gpus: 2
+  sm_partitions: )" + partitions + R"(
+workload:
+  kind: model
+  model: {name: d, source: test, layers: 4, hidden: 1024, vocab: 8000, norm: rmsnorm, attention: {kind: gqa, heads: 8, kv_heads: 2, head_dim: 128}, ffn: {activation: swiglu, hidden: 4096}}
+  layout: {tp: 1, dp: 1, pp: 2}
+  seq_len: 2048
+  precision: bf16_mixed
+  pipeline: )" + pipeline + "\n";
+}
+
+const std::string kCopyEngine = "{schedule: 1f1b, micro_batches: 4, p2p: copy_engine}";
+const std::string kSms = "{schedule: 1f1b, micro_batches: 4, p2p: sms}";
+
+std::string error_of(const std::string& text) {
+  try {
+    load_scenario_text(text, "p.yaml");
+  } catch (const cs::hw::UserError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+cs::sim::Time pipeline_end(const RunResult& r) {
+  REQUIRE(r.step);
+  cs::sim::Time end;
+  for (const RankStepTimes& t : r.step->ranks) end = std::max(end, t.pipeline_end);
+  return end;
+}
+
+const ResourceBusy* find(const RunResult& r, const std::string& name) {
+  for (const ResourceBusy& b : r.resources)
+    if (b.resource == name) return &b;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline.p2p: sms by default, copy_engine when asked, anything else refused at the key", "[pipeline_p2p]") {
+  const auto p2p = [](const std::string& pipeline) {
+    return load_scenario_text(dense("{compute: 112, comm: 20}", pipeline), "p.yaml").model->pipeline_p2p;
+  };
+  CHECK(p2p("{schedule: 1f1b, micro_batches: 4}") == cs::sim::Mover::kSms);
+  CHECK(p2p(kSms) == cs::sim::Mover::kSms);
+  CHECK(p2p(kCopyEngine) == cs::sim::Mover::kCopyEngine);
+  CHECK(error_of(dense("{compute: 112, comm: 20}", "{schedule: 1f1b, micro_batches: 4, p2p: dma}")) ==
+        "p.yaml:13:53: 'workload.pipeline.p2p' must be one of sms, copy_engine, found 'dma'; did you mean 'sms'?");
+  CHECK(error_of(dense("{compute: 112, comm: 20}", "{schedule: 1f1b, micro_batches: 4, p2p: copy-engine}")) ==
+        "p.yaml:13:53: 'workload.pipeline.p2p' must be one of sms, copy_engine, found 'copy-engine'; did you mean "
+        "'copy_engine'?");
+}
+
+TEST_CASE("pipeline.p2p: copy_engine is refused where a stage boundary leaves its node", "[pipeline_p2p]") {
+  // Two HGX nodes, pp 2: each pipeline's two ranks sit on different nodes. Line 18 is `pipeline`.
+  const std::string text = cs::test::tiny_moe_on_fat_tree(2, "{pp: 2, dp: 8, ep: 8}", "full", 1024,
+                                                          "  pipeline: {schedule: 1f1b, micro_batches: 4, p2p: copy_engine}\n");
+  CHECK(error_of(text) ==
+        "p.yaml:18:53: copy_engine sends stage boundaries between GPUs of one node (peer copies over NVLink), but "
+        "pipeline ranks 0 and 1 sit on GPUs 0 and 8 of different nodes (8 GPUs each); use p2p: sms");
+  // The same layout with kernels for sends loads.
+  CHECK(error_of(cs::test::tiny_moe_on_fat_tree(2, "{pp: 2, dp: 8, ep: 8}", "full", 1024,
+                                                "  pipeline: {schedule: 1f1b, micro_batches: 4, p2p: sms}\n")) == "");
+}
+
+TEST_CASE("pipeline.p2p: copy-engine sends hold no SMs and end the step sooner", "[pipeline_p2p]") {
+  const Scenario ce = load_scenario_text(dense("{compute: 112, comm: 20}", kCopyEngine), "p.yaml");
+  const Scenario sms = load_scenario_text(dense("{compute: 112, comm: 20}", kSms), "p.yaml");
+  const OpWorkload w = build_op_workload(ce);
+  size_t sends = 0;
+  for (const cs::sim::Op& op : w.graph.ops()) {
+    const bool send = w.graph.label(op).rfind("pp.send_", 0) == 0;
+    sends += send;
+    CHECK(w.graph.by_copy_engine(op) == send);  // the stage boundaries only, nothing else
+  }
+  CHECK(sends == 2 * 4);  // 4 micro-batches, one boundary, each way
+  REQUIRE(w.stream_partitions.size() == 3);
+  CHECK(w.stream_partitions[2] == kCopyEngineStreamPartition);
+  CHECK(build_op_workload(sms).stream_partitions[2] == "comm");
+
+  const RunResult r_ce = run_scenario(ce, w);
+  const RunResult r_sms = run_scenario(sms);
+  // With dp 1 and tp 1 the sends are the only communication: as kernels they keep the comm SMs
+  // busy, by the copy engine not at all, though the pp_p2p stream still took time.
+  REQUIRE(find(r_sms, "comm SMs"));
+  CHECK(find(r_sms, "comm SMs")->mean_share > 0);
+  const ResourceBusy* comm_ce = find(r_ce, "comm SMs");
+  CHECK((comm_ce == nullptr || comm_ce->max_share == 0));
+  CHECK(r_ce.streams.at(2).busy_max > cs::sim::Time());
+  // A 16 MiB boundary at NVLink's 450 GB/s instead of 20 SMs x 7.65 GB/s (the roofline's figures),
+  // on the critical path of every micro-batch.
+  CHECK(pipeline_end(r_ce) < pipeline_end(r_sms));
+  // No kernel on the communication SMs, so no profile warning about their count either.
+  for (const std::string& warning : r_ce.cost_warnings) CHECK(warning.find("communication ops") == std::string::npos);
+}
+
+TEST_CASE("sm_partitions: a communication partition of 0 SMs lends its kernels the compute SMs", "[pipeline_p2p]") {
+  // Copy-engine sends need no SM: the compute partition keeps all 132.
+  const Scenario ce = load_scenario_text(dense("{compute: 132, comm: 0}", kCopyEngine), "p.yaml");
+  const RunResult r_ce = run_scenario(ce);
+  CHECK(find(r_ce, "comm SMs") == nullptr);
+  // Sends as kernels run on the compute partition's SMs, as `clustersim sweep` runs comm_sms 0.
+  const Scenario sms = load_scenario_text(dense("{compute: 132, comm: 0}", kSms), "p.yaml");
+  const OpWorkload w = build_op_workload(sms);
+  CHECK(w.stream_partitions[1] == "compute");
+  CHECK(w.stream_partitions[2] == "compute");
+  for (uint32_t s : w.engine_streams[2]) CHECK(w.graph.streams()[s].partition == sms.model->compute_partition);
+  const RunResult r_sms = run_scenario(sms, w);  // no deadlock: the sends get SMs
+  CHECK(find(r_sms, "comm SMs") == nullptr);
+  CHECK(pipeline_end(r_ce) < pipeline_end(r_sms));
+  // The compute partition cannot be the one without SMs.
+  CHECK(error_of(dense("{compute: 0, comm: 132}", kCopyEngine)) ==
+        "p.yaml:6:28: the compute partition 'compute' has 0 SMs: give it SMs");
+}
+
+TEST_CASE("sm_partitions: an ops stream may not run on a partition of 0 SMs", "[pipeline_p2p]") {
+  CHECK(error_of(R"(schema_version: 1
+name: zero
+cluster: {gpu: h100, gpus: 2, sm_partitions: {compute: 132, comm: 0}}
+workload:
+  kind: ops
+  streams:
+    - {name: a, gpus: all, partition: compute, ops: [{gemm: {m: 1024, n: 1024, k: 1024}}]}
+    - {name: b, gpus: all, partition: comm, ops: [{all_reduce: {size_MiB: 1}}]}
+)") == "p.yaml:8:39: partition 'comm' has 0 SMs (cluster.sm_partitions): the kernels of stream 'b' would never run");
+}
