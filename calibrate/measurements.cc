@@ -323,9 +323,14 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
       set.notes.push_back(path + ": " + std::to_string(steps.size()) + " pipeline-parallel steps (schedules as generated)");
       for (PipelineCase& c : steps) set.pipelines.push_back(std::move(c));
     }
+    else if (p.program == "kernels/torch/power_response.py") {
+      set.power.push_back(read_power_response(d, path));
+      set.notes.push_back(path + ": " + std::to_string(set.power.back().phases.size()) + " load phases with the SM clock and power");
+    }
     else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
                                          "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py, "
-                                         "kernels/torch/bf16_gemm.py, kernels/torch/pipeline_step.py, ncu_dram_bytes, ncu_overlap_ranges)");
+                                         "kernels/torch/bf16_gemm.py, kernels/torch/pipeline_step.py, kernels/torch/power_response.py, "
+                                         "ncu_dram_bytes, ncu_overlap_ranges)");
     set.sources.push_back(p);
   } catch (const json::exception& e) {
     throw hw::UserError(path, 0, 0, std::string("unexpected JSON content: ") + e.what());

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "calibrate/pipeline_cases.h"
+#include "calibrate/power_fit.h"
 #include "sim/op_graph.h"
 
 namespace cs::calibrate {
@@ -125,6 +126,7 @@ struct MeasurementSet {
   std::vector<GemmTrafficCase> gemm_traffic;
   std::vector<OverlapTrafficCase> overlap_traffic;
   std::vector<PipelineCase> pipelines;  // kernels/torch/pipeline_step.py (calibrate/pipeline_cases.h)
+  std::vector<PowerResponse> power;     // kernels/torch/power_response.py (calibrate/power_fit.h)
   std::vector<std::string> notes;  // what was read and what was left out, and why
 };
 

@@ -258,6 +258,35 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     throw hw::UserError(set.sources[set.overlap_traffic.front().source].file, 0, 0,
                         "the overlap bench's DRAM bytes fit a wave's phase spread only beside the GEMM traffic model's "
                         "bytes (ncu_dram_bytes JSON) and the HBM section (cs_overlap JSON)");
+  if (!set.power.empty()) {
+    if (set.power.size() > 1) throw hw::UserError(set.power[1].file, 0, 0, "a second power response: give one");
+    if (!p.clocks.present())
+      throw hw::UserError(set.power[0].file, 0, 0, "the power section needs the clocks section (--sustained-clock-log, --gemm-clock-log)");
+    b.power = fit_power(set.power[0]);
+    p.power = b.power->model;
+    const PowerResponse& r = set.power[0];
+    const std::string src = r.file + " (" + r.gpu + ", " + r.date_utc + ")";
+    const PowerFit& f = *b.power;
+    const auto param = [&](const char* name, double v, const std::string& how) {
+      p.power_params[name] = {v, "measured", how + ": " + src};
+    };
+    param("limit_W", p.power.limit_W, "the enforced power limit nvidia-smi reported");
+    param("static_W", p.power.static_W, "the median power over the idle phase");
+    param("max_MHz", p.power.max_MHz, "the maximum SM clock nvidia-smi reported");
+    param("clock_step_MHz", p.power.clock_step_MHz, "the greatest common divisor of the SM clocks NVML reported");
+    const std::string ls = "least squares of ln((P - static_W) / FLOP rate) on ln(clock) over the BF16 phases on 32 to 132 SMs "
+                           "(second halves), worst power error of any phase " + fmt::format("{:.1f}%", 100 * f.worst_power_error);
+    param("voltage_exponent", p.power.voltage_exponent, ls);
+    param("bf16_pJ_per_flop", p.power.bf16_pJ_per_flop, ls);
+    param("fp8_pJ_per_flop", p.power.fp8_pJ_per_flop, "the FP8 phase's (P - static_W) / FLOP rate at its clock, at the voltage exponent");
+    param("hbm_pJ_per_byte", p.power.hbm_pJ_per_byte, "the copy phase's (P - static_W) / bytes read and written per second");
+    param("clock_stretch", p.power.clock_stretch,
+          "the median over the clocked-down GEMM phases of (steady call time / first calls' - 1) / (max_MHz / clock - 1)");
+    param("window_ms", p.power.window_ms,
+          "grid search (1 ms steps, 4 to 200 ms) of the least squares of every GEMM call's relative time error over the first "
+          "second of each GEMM phase, the 10/50/200 ms duty cycles included, clock simulated as the executor does: rms " +
+              fmt::format("{:.1f}%", 100 * f.rms_onset_error));
+  }
   for (const Provenance& s : set.sources)
     p.fitted_from.push_back(s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit);
   p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "
@@ -323,6 +352,14 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
                fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets); there: " + m.source;
     p.memory.hbm_GBps = m.value;
   }
+  for (auto& [name, param] : p.power_params) {
+    param.origin = "carried";
+    param.source = same + (name == "limit_W" ? " and the same 700 W board limit (SXM datasheets: 'up to 700 W')"
+                           : name == "static_W" || name == "hbm_pJ_per_byte"
+                               ? "; its HBM's share of this assumed the same (not measured there)"
+                               : "") +
+                   "; there: " + param.source;
+  }
   p.gemm.hbm_GBps = hbm_param.value;
   p.comm.nvlink_GBps = nvl_param.value;
   p.note = "Carried over from the " + from_gpu.name + " profile by `clustersim calibrate carry`: " + to_gpu.model +
@@ -363,6 +400,7 @@ std::string profile_yaml(const hw::GpuProfile& p) {
   if (p.kernels.present()) section("kernels", p.kernel_params, &hw::KernelModel::param_name, hw::KernelModel::kParams);
   if (p.clocks.present()) section("clocks", p.clock_params, &hw::ClockModel::param_name, hw::ClockModel::kParams);
   if (p.memory.present()) section("memory", p.memory_params, &hw::MemoryModel::param_name, hw::MemoryModel::kParams);
+  if (p.power.present()) section("power", p.power_params, &hw::PowerModel::param_name, hw::PowerModel::kParams);
   return o.str();
 }
 

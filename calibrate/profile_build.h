@@ -28,13 +28,14 @@ struct ProfileBuild {
   CommFit comm;
   std::optional<KernelFit> kernels;  // when attention and memory-bound measurements were given
   std::optional<GemmBf16Fit> gemm_bf16;  // when BF16 GEMM measurements were given
+  std::optional<PowerFit> power;         // when a power response was given
   int gemm_held_out = 0, comm_held_out = 0, gemm_bf16_held_out = 0;
 };
 
 // Fits on the cases not held out (every `holdout_every`-th shape / grid cell; 0 holds none out).
 // UserError when the measurements lack GEMM or all-to-all cases, or come from another GPU.
 // Given overlap cases, the memory section (HBM ceiling) is fitted too; given clock logs, the
-// clocks section.
+// clocks section; given a power response (and the clocks), the power section.
 ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every,
                            const ClockLogs& clocks = {});
 // The profile of `to`, from `from`'s: the same Hopper chip, so the SM-side figures carry over

@@ -107,6 +107,19 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
     print_stats("attention backward", b.kernels->attn_bwd);
     print_stats("memory-bound (fused)", b.kernels->elementwise);
   }
+  if (b.power) {
+    std::printf("power (the SM clock under the %.0f W limit):\n", b.power->model.limit_W);
+    for (const auto& [name, p] : b.profile.power_params) std::printf("  %-16s %12.5g\n", name.c_str(), p.value);
+    std::printf("  %-16s %9s %9s %8s %8s %9s %9s\n", "phase (2nd half)", "W meas", "W pred", "MHz meas", "MHz pred", "ms meas",
+                "ms pred");
+    for (const calibrate::PowerFitRow& r : b.power->rows)
+      std::printf("  %-16s %9.1f %9.1f %8.0f %8.0f %9.3f %9.3f\n", r.phase.c_str(), r.measured_W, r.predicted_W, r.measured_MHz,
+                  r.predicted_MHz, r.measured_call_s * 1e3, r.predicted_call_s * 1e3);
+    std::printf("  %-16s %6s %13s %13s %9s\n", "first second", "calls", "mean ms meas", "mean ms pred", "rms err");
+    for (const calibrate::PowerOnsetRow& r : b.power->onsets)
+      std::printf("  %-16s %6d %13.3f %13.3f %8.1f%%\n", r.phase.c_str(), r.calls, r.measured_mean_call_s * 1e3,
+                  r.predicted_mean_call_s * 1e3, 100 * r.rms_call_error);
+  }
   print_validation(calibrate::validate_profile(b.profile, gpu, set, a.holdout_every), false);
   out.stream() << calibrate::profile_yaml(b.profile);
   out.finish_writing();

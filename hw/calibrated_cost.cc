@@ -9,9 +9,17 @@
 
 namespace cs::hw {
 
+ClockLoad training_clock_load(const GpuProfile& p) {
+  return p.power.present() && p.clocks.present() ? ClockLoad::kPowerCapped : ClockLoad::kSustained;
+}
+
 CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad load)
     : CalibratedCost(gpu, std::move(profile), 0.0) {
-  if (load == ClockLoad::kSustained && profile_.clocks.present()) {
+  if (load == ClockLoad::kPowerCapped && profile_.power.present() && profile_.clocks.present()) {
+    power_capped_ = true;
+    running_MHz_ = profile_.clocks.sustained_MHz;  // the copies'; GEMMs follow the power limit
+    comm_slowdown_ = profile_.clocks.comm_fit_MHz / running_MHz_;
+  } else if (load != ClockLoad::kFit && profile_.clocks.present()) {
     running_MHz_ = profile_.clocks.sustained_MHz;
     gemm_slowdown_ = profile_.clocks.gemm_fit_MHz / running_MHz_;
     comm_slowdown_ = profile_.clocks.comm_fit_MHz / running_MHz_;
@@ -34,7 +42,12 @@ CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, double ru
 
 std::string CalibratedCost::describe() const {
   std::string clocks;
-  if (gemm_slowdown_ != 1 || comm_slowdown_ != 1) {
+  if (power_capped_) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "; SM clock under the %.0f W power limit, kernel by kernel (GEMMs; copies at %.0f MHz)",
+                  profile_.power.limit_W, running_MHz_);
+    clocks = buf;
+  } else if (gemm_slowdown_ != 1 || comm_slowdown_ != 1) {
     char buf[160];
     std::snprintf(buf, sizeof buf, "; sustained SM clock %.0f MHz (GEMM tiles x%.3f, copies x%.3f)", running_MHz_,
                   gemm_slowdown_, comm_slowdown_);
@@ -114,6 +127,38 @@ double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2
 
 sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const {
   return sim::Time::from_seconds_ceil(gemm_model_us(gemm_model(g.dtype), g, sms, mma_scale(g.dtype), gemm_slowdown_) * 1e-6);
+}
+
+sim::PowerLoad CalibratedCost::gemm_power(int gpu, const sim::GemmShape& g, int sms) const {
+  const PowerModel& p = profile_.power;
+  const double t = gemm_time(gpu, g, sms).to_seconds();
+  if (!(t > 0)) return {};
+  const double flops = 2.0 * static_cast<double>(g.m) * g.n * g.k * g.groups;
+  // A GEMM's HBM energy is in its measured energy per FLOP (the fit saw whole GEMMs).
+  const double pJ = g.dtype == sim::DType::kFp8 ? p.fp8_pJ_per_flop : p.bf16_pJ_per_flop;
+  return {flops * pJ * 1e-12 / t, 0.0, 0.0};
+}
+
+sim::PowerLoad CalibratedCost::compute_power(int gpu, const sim::GenericCompute& c, int sms) const {
+  const PowerModel& p = profile_.power;
+  const double t = compute_time(gpu, c, sms).to_seconds();
+  if (!(t > 0)) return {};
+  // Attention runs on the tensor cores in BF16 (its time here is the roofline's, which does not
+  // follow the SM clock); every other kernel's draw is its HBM traffic.
+  const bool mma = c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward;
+  return {0.0, mma ? c.flops * p.bf16_pJ_per_flop * 1e-12 / t : 0.0, c.bytes * p.hbm_pJ_per_byte * 1e-12 / t};
+}
+
+sim::Time CalibratedCost::power_window(int) const {
+  return power_capped_ ? sim::Time::from_seconds_ceil(profile_.power.window_ms * 1e-3) : sim::Time();
+}
+
+double CalibratedCost::power_clock_MHz(int, const sim::PowerLoad& average) const {
+  return power_capped_ ? capped_clock_MHz(profile_.power, profile_.clocks.gemm_fit_MHz, average) : 0.0;
+}
+
+double CalibratedCost::gemm_stretch(int, double MHz) const {
+  return power_capped_ ? hw::clock_stretch(profile_.power, MHz, profile_.clocks.gemm_fit_MHz) : 1.0;
 }
 
 sim::ComputeCost CalibratedCost::compute_cost(int gpu, const sim::GenericCompute& c) const {

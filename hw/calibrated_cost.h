@@ -10,6 +10,7 @@
 
 #include "hw/gemm_traffic.h"
 #include "hw/gpu_profile.h"
+#include "hw/power_model.h"
 #include "hw/roofline_cost.h"
 
 namespace cs::hw {
@@ -17,7 +18,12 @@ namespace cs::hw {
 // Which SM clock kernels run at: the one each fit measured at (a calibration bench's own
 // conditions), or the profile's sustained clock (a training step: GEMMs and copies back to back
 // at the power limit). Without a clocks section in the profile both are the fit's.
-enum class ClockLoad { kFit, kSustained };
+// kPowerCapped: each GPU's clock follows what it runs under the profile's power section
+// (hw/power_model.h): GEMM times at the GEMM fit's clock, stretched by the executor; copies at the
+// sustained clock.
+enum class ClockLoad { kFit, kSustained, kPowerCapped };
+// What a profile supports: kPowerCapped where it has a power section, else kSustained.
+ClockLoad training_clock_load(const GpuProfile& p);
 
 class CalibratedCost : public sim::CostModel {
  public:
@@ -37,6 +43,12 @@ class CalibratedCost : public sim::CostModel {
   sim::Bandwidth copy_engine_rate(int gpu) const override;
   sim::Time comm_launch(int gpu) const override;
   double hbm_saturation_exponent() const override { return profile_.memory.saturation_exponent; }
+  bool power_capped() const override { return power_capped_; }
+  sim::PowerLoad gemm_power(int gpu, const sim::GemmShape& g, int sms) const override;
+  sim::PowerLoad compute_power(int gpu, const sim::GenericCompute& c, int sms) const override;
+  sim::Time power_window(int gpu) const override;
+  double power_clock_MHz(int gpu, const sim::PowerLoad& average) const override;
+  double gemm_stretch(int gpu, double MHz) const override;
 
   const GpuProfile& profile() const { return profile_; }
   // The GEMM model a type runs on: BF16 on the profile's BF16 rates where it has them, every other
@@ -61,6 +73,7 @@ class CalibratedCost : public sim::CostModel {
   RooflineCost roofline_;  // generic kernels
   double running_MHz_ = 0;  // 0: the fits' own clocks
   double gemm_slowdown_ = 1, comm_slowdown_ = 1;
+  bool power_capped_ = false;
   GemmTrafficParams traffic_;  // from the profile's memory section; absent: compulsory bytes
 };
 

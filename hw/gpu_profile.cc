@@ -92,7 +92,7 @@ GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
 GpuProfile parse_profile(const YamlNode& root) {
   const YamlMap m(root,
                   {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_bf16", "gemm_range", "comm", "comm_range",
-                   "kernels", "clocks", "memory"});
+                   "kernels", "clocks", "memory", "power"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -149,6 +149,15 @@ GpuProfile parse_profile(const YamlNode& root) {
     if (mm.has("l2_wave_skew") != mm.has("l2_skew_max_tile_us"))
       (mm.has("l2_wave_skew") ? value("l2_wave_skew") : value("l2_skew_max_tile_us"))
           .fail("'memory.l2_wave_skew' and 'memory.l2_skew_max_tile_us' go together: give both or neither");
+  }
+  if (const auto k = m.optional("power")) {
+    double v[PowerModel::kParams];
+    p.power_params = parse_params<PowerModel::kParams>(*k, &PowerModel::param_name, v);
+    p.power = PowerModel{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+    if (!p.clocks.present()) k->fail("'power' needs the 'clocks' section: GEMM times are at its gemm_fit_MHz");
+    if (v[1] >= v[0]) k->fail("'power.static_W' must be below 'power.limit_W'");
+    if (v[3] >= v[2]) k->fail("'power.clock_step_MHz' must be below 'power.max_MHz'");
+    if (v[8] > 1) k->fail("'power.clock_stretch' is a share of a GEMM's time: at most 1");
   }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
   p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hw/gemm_model.h"
+#include "hw/power_model.h"
 #include "hw/yaml_reader.h"
 
 namespace cs::hw {
@@ -104,8 +105,9 @@ struct GpuProfile {
   KernelModel kernels;  // optional: absent, those kernels run on the datasheet roofline
   ClockModel clocks;    // optional
   MemoryModel memory;   // optional
+  PowerModel power;     // optional (hw/power_model.h); needs the clocks section
   std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, comm_params, kernel_params, clock_params,
-      memory_params;  // by parameter name
+      memory_params, power_params;  // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance
 };

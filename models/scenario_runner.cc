@@ -113,6 +113,7 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
   r.cost_model = cost.describe();
   r.calibrated = cost.calibrated();
   r.cost_warnings = profile_range_warnings(sc.cost, work.graph, cl.partitions);
+  r.gemm_mean_MHz = ex.gemm_mean_MHz;
   r.makespan = ex.makespan;
   r.ops = static_cast<int64_t>(work.graph.ops().size());
   r.events = engine.events_processed();

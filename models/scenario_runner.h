@@ -67,6 +67,9 @@ struct RunResult {
   std::string cost_model;
   bool calibrated = false;
   std::vector<std::string> cost_warnings;  // uses of a calibrated profile beyond its measured range
+  // Under a power-capped profile: each simulated GPU's SM clock averaged over the time GEMMs ran
+  // on it (sim::ExecResult::gemm_mean_MHz); empty otherwise.
+  std::vector<double> gemm_mean_MHz;
   sim::Time makespan;
   std::vector<StreamResult> streams;
   std::vector<LinkResult> links;  // links that carried traffic, in creation order

@@ -131,7 +131,10 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
               {"scenario", {{"name", r.scenario}, {"file", r.file}}},
               {"cluster", {{"gpu", r.gpu_model}, {"gpus", r.gpus}, {"fabric", r.fabric}, {"sm_partitions", parts}}},
               {"cost_model",
-               {{"description", r.cost_model}, {"calibrated", r.calibrated}, {"range_warnings", r.cost_warnings}}},
+               {{"description", r.cost_model},
+                {"calibrated", r.calibrated},
+                {"range_warnings", r.cost_warnings},
+                {"gemm_clock_MHz_per_gpu", r.gemm_mean_MHz}}},
               {"makespan_us", r.makespan.to_us()},
               {"makespan_ps", r.makespan.ps_count()},
               {"streams", streams},
@@ -210,6 +213,15 @@ std::string result_console(const models::RunResult& r) {
   out += fmt::format("cluster    {} x {} (SMs: {})\n", r.gpus, r.gpu_model, parts);
   out += fmt::format("fabric     {}\n", r.fabric);
   out += fmt::format("costs      {}{}\n", r.cost_model, r.calibrated ? "" : "  [UNCALIBRATED]");
+  double lo = 0, hi = 0, sum = 0;
+  int n = 0;
+  for (double MHz : r.gemm_mean_MHz) {
+    if (!(MHz > 0)) continue;
+    lo = n ? std::min(lo, MHz) : MHz, hi = std::max(hi, MHz), sum += MHz, ++n;
+  }
+  if (n)
+    out += fmt::format("clock      SM clock while GEMMs ran: {:.0f} MHz on average over {} simulated GPU(s), {:.0f} to {:.0f}\n",
+                       sum / n, n, lo, hi);
   if (r.model) out += model_console(*r.model);
   out += fmt::format("makespan   {:.3f} ms\n", r.makespan.to_ms());
   if (r.step) out += step_console(*r.step);

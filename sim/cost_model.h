@@ -15,6 +15,21 @@ struct ComputeCost {
   double hbm_bytes = 0;    // bytes the kernel reads and writes in HBM
 };
 
+// What running kernels draw from a GPU's power budget, in watts at the cost model's reference
+// clock and the maximum clock's energy per operation: tensor-core work of GEMMs (whose time
+// follows the SM clock in part, CostModel::clock_stretch), other tensor-core work (attention), and
+// HBM traffic (whose energy does not fall with the SM clock). Sums and time averages of draws are
+// draws too.
+struct PowerLoad {
+  double gemm_W = 0, mma_W = 0, hbm_W = 0;
+  PowerLoad& operator+=(const PowerLoad& o) {
+    gemm_W += o.gemm_W, mma_W += o.mma_W, hbm_W += o.hbm_W;
+    return *this;
+  }
+  PowerLoad scaled(double f) const { return {gemm_W * f, mma_W * f, hbm_W * f}; }
+  bool any() const { return gemm_W > 0 || mma_W > 0 || hbm_W > 0; }
+};
+
 class CostModel {
  public:
   virtual ~CostModel() = default;
@@ -43,6 +58,17 @@ class CostModel {
   virtual Time comm_launch(int /*gpu*/) const { return Time(); }
   // How a GPU's HBM saturates (FlowNetwork::set_saturation's exponent); 0: a hard ceiling.
   virtual double hbm_saturation_exponent() const { return 0; }
+
+  // The SM clock under a power limit. A cost model that has one answers true, gives GEMM times
+  // at its reference clock, each compute kernel's draw on `sms` SMs, the window over which the
+  // GPU's controller averages the draw, the clock it sets for an average draw, and the factor by
+  // which GEMM times stretch at a clock (below 1 above the reference).
+  virtual bool power_capped() const { return false; }
+  virtual PowerLoad gemm_power(int /*gpu*/, const GemmShape& /*g*/, int /*sms*/) const { return {}; }
+  virtual PowerLoad compute_power(int /*gpu*/, const GenericCompute& /*c*/, int /*sms*/) const { return {}; }
+  virtual Time power_window(int /*gpu*/) const { return Time(); }
+  virtual double power_clock_MHz(int /*gpu*/, const PowerLoad& /*average*/) const { return 0; }
+  virtual double gemm_stretch(int /*gpu*/, double /*MHz*/) const { return 1.0; }
 };
 
 }  // namespace cs::sim

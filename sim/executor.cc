@@ -30,6 +30,14 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   std::vector<uint32_t> fill(dependents_offset_.begin(), dependents_offset_.end() - 1);
   for (uint32_t o = 0; o < n; ++o)
     for (uint32_t d : ops[o].deps) dependents_[fill[d]++] = o;
+  if (cost_.power_capped()) {
+    power_.resize(routing_.gpu_count());
+    for (int g = 0; g < routing_.gpu_count(); ++g) {
+      power_[g].window = PowerWindow(cost_.power_window(g));
+      power_[g].idle_MHz = power_[g].MHz = cost_.power_clock_MHz(g, {});
+      power_[g].stretch = cost_.gemm_stretch(g, power_[g].MHz);
+    }
+  }
   // HBM is shared the way the cost model measured it saturating.
   if (const double p = cost_.hbm_saturation_exponent(); p > 0)
     for (int g = 0; g < routing_.gpu_count(); ++g) net_.set_saturation(routing_.hbm(g), p);
@@ -46,6 +54,10 @@ ExecResult Executor::run() {
     else r.makespan = std::max(r.makespan, timing_[o].end);
   }
   r.ops = std::move(timing_);
+  for (GpuPower& g : power_) {
+    accrue_clock(g);
+    r.gemm_mean_MHz.push_back(g.gemm_s > 0 ? g.gemm_MHz_s / g.gemm_s : 0.0);
+  }
   return r;
 }
 
@@ -94,36 +106,102 @@ void Executor::on_compute_share(uint32_t op, int sms) {
   const Op& o = graph_.ops()[op];
   const Stream& s = graph_.streams()[o.stream];
   OpState& st = state_[op];
+  const bool gemm = o.kind == OpKind::kGemm;
   Time t;
   if (sms > 0)
-    t = o.kind == OpKind::kGemm ? cost_.gemm_time(s.gpu, graph_.gemms()[o.payload], sms)
-                                : cost_.compute_time(s.gpu, graph_.computes()[o.payload], sms);
+    t = gemm ? cost_.gemm_time(s.gpu, graph_.gemms()[o.payload], sms)
+             : cost_.compute_time(s.gpu, graph_.computes()[o.payload], sms);
+  st.sms = sms;
+  // Under a power limit a GEMM runs at the clock its GPU's controller set last; `ref` keeps its
+  // time at the reference clock, to re-rate it when the clock moves.
+  const Time ref = gemm ? t : Time();
+  if (!power_.empty() && gemm && sms > 0) t = Time::from_seconds_ceil(t.to_seconds() * power_[s.gpu].stretch);
   if (!st.flow_started) {
     // A kernel without HBM traffic progresses through one unit of work on no link.
     st.flow_started = true;
     st.on_hbm = st.work > 0;
     if (!st.on_hbm) st.work = (sms > 0 && t == Time()) ? 0.0 : 1.0;
   }
-  double cap = 0;  // no SMs: the kernel waits for some
-  if (sms > 0) {
-    // A kernel with no compute time is done as soon as it runs: at once over HBM, or within one
-    // picosecond for a path-less unit of work (a path-less flow needs a finite rate).
-    if (t > Time()) cap = st.work / t.to_seconds();
-    else cap = st.on_hbm ? FlowNetwork::kUncapped.bytes_per_s() : st.work * 1e12;
-    if (st.on_hbm && std::isfinite(cap)) cap = offered_alone(s.gpu, cap);
-  }
-  const Bandwidth bw = Bandwidth::bytes_per_s(cap);
+  const Bandwidth bw = Bandwidth::bytes_per_s(compute_cap(op, t));
   if (st.flow.v != UINT32_MAX) {
     net_.set_cap(st.flow, bw);
-    return;
+  } else {
+    path_.clear();
+    if (st.on_hbm) path_.push_back(routing_.hbm(s.gpu));
+    st.flow = net_.start_flow(path_, st.work, bw, [this, op] {
+      const int gpu = graph_.streams()[graph_.ops()[op].stream].gpu;
+      pools_[gpu].end(state_[op].kernel);
+      if (!power_.empty()) set_draw(gpu, op, {}, Time());
+      finish(op);
+    });
   }
-  path_.clear();
-  if (st.on_hbm) path_.push_back(routing_.hbm(s.gpu));
-  st.flow = net_.start_flow(path_, st.work, bw, [this, op] {
-    const Op& done = graph_.ops()[op];
-    pools_[graph_.streams()[done.stream].gpu].end(state_[op].kernel);
-    finish(op);
-  });
+  if (!power_.empty()) {
+    const PowerLoad draw = sms == 0 ? PowerLoad{}
+                           : gemm   ? cost_.gemm_power(s.gpu, graph_.gemms()[o.payload], sms)
+                                    : cost_.compute_power(s.gpu, graph_.computes()[o.payload], sms);
+    set_draw(s.gpu, op, draw, ref);
+  }
+}
+
+double Executor::compute_cap(uint32_t op, Time t) const {
+  const OpState& st = state_[op];
+  if (st.sms == 0) return 0;  // no SMs: the kernel waits for some
+  // A kernel with no compute time is done as soon as it runs: at once over HBM, or within one
+  // picosecond for a path-less unit of work (a path-less flow needs a finite rate).
+  double cap = t > Time() ? st.work / t.to_seconds() : st.on_hbm ? FlowNetwork::kUncapped.bytes_per_s() : st.work * 1e12;
+  if (st.on_hbm && std::isfinite(cap)) cap = offered_alone(graph_.streams()[graph_.ops()[op].stream].gpu, cap);
+  return cap;
+}
+
+void Executor::set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref) {
+  GpuPower& g = power_[gpu];
+  accrue_clock(g);
+  auto it = std::find_if(g.running.begin(), g.running.end(), [op](const RunningDraw& r) { return r.op == op; });
+  if (it != g.running.end()) {
+    g.gemms -= it->ref > Time();
+    g.running.erase(it);
+  }
+  if (draw.any() || ref > Time()) {
+    g.running.push_back({op, draw, ref});
+    g.gemms += ref > Time();
+  }
+  PowerLoad sum;
+  for (const RunningDraw& r : g.running) sum += r.draw;
+  g.window.set(engine_.now(), sum);
+  if (!g.ticking && sum.any()) {
+    g.ticking = true;
+    engine_.after(g.window.block(), [this, gpu] { power_tick(gpu); });
+  }
+}
+
+void Executor::power_tick(int gpu) {
+  GpuPower& g = power_[gpu];
+  const double MHz = cost_.power_clock_MHz(gpu, g.window.close_block(engine_.now()));
+  if (MHz != g.MHz) {
+    accrue_clock(g);
+    g.MHz = MHz;
+    g.stretch = cost_.gemm_stretch(gpu, MHz);
+    if (observer_) observer_->on_clock(gpu, engine_.now(), MHz);
+    for (const RunningDraw& r : g.running) {
+      if (r.ref == Time() || state_[r.op].sms == 0) continue;
+      net_.set_cap(state_[r.op].flow,
+                   Bandwidth::bytes_per_s(compute_cap(r.op, Time::from_seconds_ceil(r.ref.to_seconds() * g.stretch))));
+    }
+  }
+  // Ticks stop once the GPU has drawn nothing for a whole window and is back at its idle clock, so
+  // that a finished run leaves no events behind.
+  if (g.window.idle() && g.MHz == g.idle_MHz) g.ticking = false;
+  else engine_.after(g.window.block(), [this, gpu] { power_tick(gpu); });
+}
+
+void Executor::accrue_clock(GpuPower& g) {
+  const Time now = engine_.now();
+  if (g.gemms > 0) {
+    const double dt = (now - g.since).to_seconds();
+    g.gemm_MHz_s += g.MHz * dt;
+    g.gemm_s += dt;
+  }
+  g.since = now;
 }
 
 double Executor::offered_alone(int gpu, double rate) const {

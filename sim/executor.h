@@ -22,6 +22,7 @@
 
 #include "sim/collective_plan.h"
 #include "sim/cost_model.h"
+#include "sim/power_window.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/op_graph.h"
@@ -41,12 +42,17 @@ class ExecObserver {
   virtual ~ExecObserver() = default;
   virtual void on_op_start(uint32_t op, Time now) = 0;
   virtual void on_op_end(uint32_t op, Time now) = 0;
+  // Under a power-capped cost model: the GPU's SM clock from `now` on.
+  virtual void on_clock(int /*gpu*/, Time /*now*/, double /*MHz*/) {}
 };
 
 struct ExecResult {
   Time makespan;
   std::vector<OpTiming> ops;        // indexed like OpGraph::ops()
   std::vector<uint32_t> stuck_ops;  // ops that never finished (a dependency cycle or deadlock)
+  // Under a power-capped cost model, per GPU: its SM clock averaged over the time GEMMs ran on it
+  // (0 where none ran); empty otherwise.
+  std::vector<double> gemm_mean_MHz;
 };
 
 class Executor {
@@ -67,6 +73,7 @@ class Executor {
     double work = 0;  // compute: bytes (or work units) the progress flow moves
     bool flow_started = false;
     bool on_hbm = false;  // compute progress flows over the GPU's HBM link
+    int sms = 0;          // compute: the SMs it holds now
   };
   struct CollectiveState {
     uint32_t arrived = 0;
@@ -80,6 +87,14 @@ class Executor {
   void launch(uint32_t op);
   void launch_compute(uint32_t op);
   void on_compute_share(uint32_t op, int sms);
+  // The progress rate a compute kernel asks for, given its time on the SMs it holds.
+  double compute_cap(uint32_t op, Time t) const;
+  // Under a power-capped cost model: `op` draws `draw` from now on (nothing: it ended); `ref` is a
+  // GEMM's time at the reference clock on the SMs it holds (zero for other kernels).
+  void set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref);
+  // The GPU's power controller: closes a block of its window, sets the clock from the window's
+  // average draw, and re-rates its running GEMMs when the clock moved.
+  void power_tick(int gpu);
   void launch_comm(uint32_t op);
   void launch_copy_engine(uint32_t op);  // a send by the copy engine (Mover::kCopyEngine)
   // The HBM rate a compute kernel offers, given the rate it reached alone (its cost-model time).
@@ -102,6 +117,24 @@ class Executor {
   std::vector<uint32_t> next_in_stream_;
   std::vector<OpTiming> timing_;
   std::vector<uint32_t> ready_;
+  struct RunningDraw {
+    uint32_t op;
+    PowerLoad draw;
+    Time ref;  // a GEMM's time at the reference clock; zero for other kernels
+  };
+  struct GpuPower {
+    std::vector<RunningDraw> running;
+    PowerWindow window;
+    double MHz = 0, idle_MHz = 0;  // the SM clock now, and with nothing run
+    double stretch = 1;            // GEMM time over its reference at MHz
+    bool ticking = false;
+    int gemms = 0;                 // GEMMs running
+    Time since;                    // when `MHz` or `gemms` last changed
+    double gemm_MHz_s = 0, gemm_s = 0;  // the clock integrated over the time GEMMs ran
+  };
+  // Adds the time since the last change to the GPU's clock integral.
+  void accrue_clock(GpuPower& g);
+  std::vector<GpuPower> power_;  // per GPU, under a power-capped cost model; empty otherwise
   bool draining_ = false;
   std::vector<LinkId> path_;
 };

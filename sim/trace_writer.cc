@@ -79,6 +79,8 @@ void TraceWriter::on_op_end(uint32_t op, Time now) {
        << ",\"dur\":" << format_us(now - op_start_[op]) << ",\"args\":{\"op\":" << op << "}}";
 }
 
+void TraceWriter::on_clock(int gpu, Time now, double MHz) { counter(gpu, "SM clock (MHz)", now, MHz); }
+
 void TraceWriter::counter(int pid, const std::string& name, Time t, double value) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", value);

@@ -1,6 +1,6 @@
 // Streams a Perfetto / Chrome trace-event JSON file while the simulation runs.
-// Layout: one process per GPU with one track per stream (op slices) and an HBM utilisation
-// counter; one "network" process with one track per link that was ever busy (busy-period slices)
+// Layout: one process per GPU with one track per stream (op slices), an HBM utilisation counter
+// and, under a power limit, an SM clock counter; one "network" process with one track per link that was ever busy (busy-period slices)
 // and a utilisation counter per link. Slices on a track never overlap, so they nest strictly.
 // Timestamps are printed from integer picoseconds (exact, deterministic), in microseconds.
 #pragma once
@@ -22,6 +22,7 @@ class TraceWriter : public ExecObserver, public LinkObserver {
   TraceWriter(std::ostream& out, const OpGraph& graph, FlowNetwork& net, const Routing& routing);
   void on_op_start(uint32_t op, Time now) override;
   void on_op_end(uint32_t op, Time now) override;
+  void on_clock(int gpu, Time now, double MHz) override;
   void on_link_load(LinkId link, Time now, Bandwidth load) override;
   // Closes open busy periods at `end` and the JSON document.
   void finish(Time end);

@@ -28,8 +28,9 @@ TEST_CASE("the bundled H100, H200 and H800 profiles name a source for every para
     CHECK(p->memory_params.size() == hw::MemoryModel::kParams);
     CHECK(p->gemm_bf16_params.size() == hw::GemmBf16Model::kParams);
     CHECK(p->kernel_params.size() == hw::KernelModel::kParams);
+    CHECK(p->power_params.size() == hw::PowerModel::kParams);
     for (const auto* params : {&p->gemm_params, &p->gemm_bf16_params, &p->comm_params, &p->kernel_params,
-                               &p->clock_params, &p->memory_params})
+                               &p->clock_params, &p->memory_params, &p->power_params})
       for (const auto& [name, q] : *params) {
         INFO(gpu << " " << name);
         CHECK(!q.source.empty());
@@ -49,6 +50,8 @@ TEST_CASE("the H800 profile is the H200's with HBM and NVLink scaled by the data
   CHECK(h800.comm.sm_copy_GBps == Approx(h200.comm.sm_copy_GBps));
   CHECK(h800.comm.nvlink_GBps == Approx(h200.comm.nvlink_GBps * 200 / 450));
   CHECK(h800.clocks.sustained_MHz == h200.clocks.sustained_MHz);  // the same chip (assumed: not measured there)
+  CHECK(h800.power.window_ms == h200.power.window_ms);            // the same chip and 700 W limit
+  CHECK(h800.power_params.at("limit_W").origin == "carried");
   CHECK(h800.memory.hbm_GBps == Approx(h200.memory.hbm_GBps * 3350 / 4800));
   // carry_profile reproduces the bundled file.
   const hw::GpuProfile again = calibrate::carry_profile(h200, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
@@ -78,6 +81,33 @@ TEST_CASE("a profile written as YAML reads back the same", "[calibrate][profile]
     CHECK(back.gemm_params.at(name).origin == q.origin);
   }
   CHECK(back.comm_range.at("size_bytes").lo == h200.comm_range.at("size_bytes").lo);
+  CHECK(back.power.window_ms == h200.power.window_ms);
+  CHECK(back.power.voltage_exponent == h200.power.voltage_exponent);
+  CHECK(back.power_params.at("clock_stretch").source == h200.power_params.at("clock_stretch").source);
+}
+
+TEST_CASE("a profile's power section is refused where it cannot hold", "[calibrate][profile][power]") {
+  const std::string good = calibrate::profile_yaml(*hw::find_profile("h200"));
+  const auto refused = [&](std::string text, const char* why) {
+    INFO(why);
+    try {
+      hw::parse_profile(hw::parse_yaml(text, "bad.yaml"));
+      FAIL("accepted");
+    } catch (const hw::UserError& e) {
+      CHECK(e.line() > 1);
+      CHECK_THAT(e.message(), Catch::Contains(why));
+    }
+  };
+  // Without the clocks section, a GEMM's reference clock is unknown.
+  std::string no_clocks = good;
+  const auto c0 = no_clocks.find("\nclocks:\n") + 1;
+  no_clocks.erase(c0, no_clocks.find("\nmemory:\n") + 1 - c0);
+  refused(no_clocks, "'power' needs the 'clocks' section");
+  // The board's idle draw above its limit.
+  std::string hot = good;
+  const auto at = hot.find("{value: ", hot.find("  static_W:")) + 8;
+  hot.replace(at, hot.find(',', at) - at, "800");
+  refused(hot, "'power.static_W' must be below 'power.limit_W'");
 }
 
 TEST_CASE("a profile with a parameter missing its source is refused at its line", "[calibrate][profile]") {

@@ -11,8 +11,10 @@
 
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
+#include "hw/power_model.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
+#include "sim/power_window.h"
 #include "test_support.h"
 
 namespace cs::models {
@@ -37,11 +39,16 @@ TEST_CASE("a calibrated scenario times its GEMM by the profile's model") {
   const RunResult r = run_scenario(sc);
   REQUIRE(r.calibrated);
   const hw::GpuProfile& p = *hw::find_profile("h800");
-  // A scenario is a sustained load: the GEMM's tiles run at the profile's sustained clock.
+  // The profile has a power limit: one GEMM of 0.3 ms from an idle GPU ends before the power
+  // controller's first look (window_ms / 8), so it runs at the maximum clock, a little faster than
+  // at the clock the GEMM fit measured at.
   REQUIRE(p.clocks.present());
-  const double gemm_us = hw::gemm_model_us(p.gemm, sim::GemmShape{4096, 7168, 7168, sim::DType::kFp8}, 112, 1.0,
-                                           p.clocks.gemm_fit_MHz / p.clocks.sustained_MHz);
+  REQUIRE(p.power.present());
+  const double gemm_us = hw::gemm_model_us(p.gemm, sim::GemmShape{4096, 7168, 7168, sim::DType::kFp8}, 112, 1.0, 1.0) *
+                         hw::clock_stretch(p.power, p.power.max_MHz, p.clocks.gemm_fit_MHz);
+  REQUIRE(gemm_us * 1e-3 < p.power.window_ms / sim::PowerWindow::kBlocks);
   REQUIRE(r.streams[0].busy_mean.to_seconds() * 1e6 == Approx(gemm_us).epsilon(1e-6));
+  REQUIRE(r.gemm_mean_MHz == std::vector<double>{p.power.max_MHz, 0.0});  // the second GPU ran no GEMM
   // The roofline times the same GEMM differently: the profile is what was used.
   const RunResult roof = run_scenario(load_scenario_text(scenario(""), "t.yaml"));
   REQUIRE_FALSE(roof.calibrated);

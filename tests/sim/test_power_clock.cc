@@ -1,0 +1,146 @@
+// The SM clock under a power limit (Executor with a power-capped cost model): the controller sets
+// each GPU's clock from its draw averaged over a window, and running GEMMs follow it.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "sim/op_graph.h"
+#include "sim/power_window.h"
+#include "sim_fixture.h"
+
+using cs::sim::Bandwidth;
+using cs::sim::DType;
+using cs::sim::GemmShape;
+using cs::sim::OpGraph;
+using cs::sim::PowerLoad;
+using cs::sim::Time;
+using cs::test::World;
+
+namespace {
+
+// A GEMM on all 132 SMs draws 1000 W; the limit allows 500. The controller averages over 40 ms
+// (blocks of 5 ms) and clocks down in proportion to the excess; a GEMM's whole time follows the
+// clock (2000 MHz at most).
+class PowerCost : public cs::test::TestCost {
+ public:
+  bool power_capped() const override { return true; }
+  PowerLoad gemm_power(int, const GemmShape&, int sms) const override { return {1000.0 * sms / 132, 0, 0}; }
+  Time power_window(int) const override { return Time::ms(40); }
+  double power_clock_MHz(int, const PowerLoad& avg) const override {
+    return avg.gemm_W <= 500 ? 2000 : 2000 * 500 / avg.gemm_W;
+  }
+  double gemm_stretch(int, double MHz) const override { return 2000 / MHz; }
+};
+
+struct Clocks : cs::sim::ExecObserver {
+  void on_op_start(uint32_t, Time) override {}
+  void on_op_end(uint32_t, Time) override {}
+  void on_clock(int gpu, Time now, double MHz) override { seen.push_back({gpu, now, MHz}); }
+  struct Seen {
+    int gpu;
+    Time t;
+    double MHz;
+  };
+  std::vector<Seen> seen;
+};
+
+// 2048 x 2048 tiles on every SM; k sets the GEMM's time at 1 TFLOP/s per SM.
+GemmShape gemm_of_ms(double ms) {
+  const double flops = ms * 1e-3 * 132 * 1e12;
+  return {2048, 2048, static_cast<int64_t>(flops / (2.0 * 2048 * 2048)), DType::kBf16, 1};
+}
+double ms_of(const GemmShape& g) { return 2.0 * g.m * g.n * g.k / (132 * 1e12) * 1e3; }
+
+struct Run {
+  cs::sim::ExecResult r;
+  Clocks clocks;
+  Time engine_end;
+};
+
+// GEMMs of `gemm_ms` on GPU 0, each after a `gap_ms` kernel that draws nothing.
+void run(Run& out, int n, double gemm_ms, double gap_ms) {
+  World w(1, {{"compute", 132}}, Bandwidth::gbytes_per_s(100), Time());
+  PowerCost cost;
+  OpGraph g;
+  const auto s = g.add_stream(0, 0, "compute");
+  for (int i = 0; i < n; ++i) {
+    if (gap_ms > 0) g.add_compute(s, {gap_ms * 1e-3 * 132 * 1e12, 0}, "gap");
+    g.add_gemm(s, gemm_of_ms(gemm_ms), "gemm");
+  }
+  cs::sim::Executor exec(w.engine, w.net, w.routing, cost, w.pools, g);
+  exec.set_observer(&out.clocks);
+  out.r = exec.run();
+  out.engine_end = w.engine.now();
+}
+
+}  // namespace
+
+TEST_CASE("a GEMM that outlasts the power window slows down as the controller sees its draw", "[sim][power]") {
+  Run run1;
+  run(run1, 1, 100, 0);
+  const GemmShape g = gemm_of_ms(100);
+  const double ref = ms_of(g);
+  // The window fills 1000 W x t / 40 ms: within the limit up to 20 ms; the ticks at 25, 30 and
+  // 35 ms see 625, 750 and 875 W (1600, 1333 and 1143 MHz), from 40 ms on 1000 W (1000 MHz: half
+  // speed). Work done by 40 ms: 25 + 5/1.25 + 5/1.5 + 5/1.75 reference ms; the rest at half speed.
+  const double by40 = 25 + 5 / 1.25 + 5 / 1.5 + 5 / 1.75;
+  const double end_ms = 40 + (ref - by40) * 2;
+  CHECK(run1.r.makespan.to_ms() == Approx(end_ms).epsilon(1e-6));
+  const double mean = (2000 * 25 + 1600 * 5 + 2000 * 500 / 750.0 * 5 + 2000 * 500 / 875.0 * 5 + 1000 * (end_ms - 40)) / end_ms;
+  REQUIRE(run1.r.gemm_mean_MHz.size() == 1);
+  CHECK(run1.r.gemm_mean_MHz[0] == Approx(mean).epsilon(1e-6));
+  // The observer saw each change, from the first one at 25 ms; the last is the idle clock, once the
+  // window has emptied. Then the ticks stop: the run ends (no event left) within a window and a
+  // block of the GEMM's end.
+  REQUIRE(run1.clocks.seen.size() >= 5);
+  CHECK(run1.clocks.seen.front().t == Time::ms(25));
+  CHECK(run1.clocks.seen.front().MHz == 1600);
+  CHECK(run1.clocks.seen.back().MHz == 2000);
+  CHECK(run1.engine_end > run1.r.makespan);
+  CHECK(run1.engine_end <= run1.r.makespan + Time::ms(45));
+}
+
+TEST_CASE("GEMM bursts with gaps stay at the full clock where back-to-back ones are clocked down", "[sim][power]") {
+  // 5 ms GEMMs after 15 ms gaps: a quarter of 1000 W on average, within the limit.
+  Run bursts;
+  run(bursts, 20, 5, 15);
+  const double ref = ms_of(gemm_of_ms(5));
+  CHECK(bursts.r.makespan.to_ms() == Approx(20 * (ref + 15)).epsilon(1e-6));
+  CHECK(bursts.r.gemm_mean_MHz[0] == Approx(2000));
+  CHECK(bursts.clocks.seen.empty());
+  // Back to back, the same GEMMs run at 1000 MHz once the window is full: far longer.
+  Run packed;
+  run(packed, 20, 5, 0);
+  CHECK(packed.r.makespan.to_ms() > 20 * ref * 1.6);
+  CHECK(packed.r.gemm_mean_MHz[0] < 1300);
+  // The same input gives the same answer.
+  Run again;
+  run(again, 20, 5, 0);
+  CHECK(again.r.makespan == packed.r.makespan);
+}
+
+TEST_CASE("without a power limit nothing is clocked and no clock is reported", "[sim][power]") {
+  World w(1, {{"compute", 132}}, Bandwidth::gbytes_per_s(100), Time());
+  OpGraph g;
+  g.add_gemm(g.add_stream(0, 0, "compute"), gemm_of_ms(100), "gemm");
+  const auto r = w.run(g);
+  CHECK(r.gemm_mean_MHz.empty());
+  CHECK(r.makespan.to_ms() == Approx(ms_of(gemm_of_ms(100))).epsilon(1e-9));
+}
+
+TEST_CASE("a power window averages the draw over its blocks", "[sim][power]") {
+  cs::sim::PowerWindow w(Time::ms(8));  // 8 blocks of 1 ms
+  CHECK(w.block() == Time::ms(1));
+  CHECK(w.idle());
+  w.set(Time(), {100, 0, 20});
+  CHECK(w.close_block(Time::ms(1)).gemm_W == Approx(100.0 / 8));
+  w.set(Time::us(1500), {});
+  const PowerLoad two = w.close_block(Time::ms(2));  // 1.5 ms of 100 W (and 20 W of HBM) over 8 ms
+  CHECK(two.gemm_W == Approx(150.0 / 8));
+  CHECK(two.hbm_W == Approx(30.0 / 8));
+  CHECK_FALSE(w.idle());
+  for (int k = 3; k <= 9; ++k) w.close_block(Time::ms(k));
+  CHECK(w.close_block(Time::ms(10)).gemm_W == 0);  // both busy blocks have left the window
+  CHECK(w.idle());
+}
