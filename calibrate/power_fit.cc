@@ -196,7 +196,7 @@ PowerResponse read_power_response(const json& d, const std::string& file) {
     r.phases.push_back(ph);
   }
   const auto has = [&](const char* kind) {
-    return std::any_of(r.phases.begin(), r.phases.end(), [&](const PowerPhase& p) { return p.kind == kind; });
+    return std::any_of(r.phases.begin(), r.phases.end(), [&](const PowerPhase& p) { return p.steady && p.kind == kind; });
   };
   for (const char* kind : {"idle", "bf16_gemm", "fp8_gemm", "copy"})
     if (!has(kind)) throw hw::UserError(file, 0, 0, std::string("no steady ") + kind + " phase");

@@ -33,7 +33,7 @@ struct PowerPhase {
   double sm_MHz = 0, power_W = 0, temp_C = 0;  // medians over the second half
   double work_per_s = 0;                       // FLOP/s (GEMMs) or bytes/s (copy), second half
   double work_per_call = 0;
-  double first_call_s = 0;   // median duration of calls 2-4 (the clock not yet lowered)
+  double first_call_s = 0;   // median duration of the 3rd to 5th calls (the clock not yet lowered)
   double steady_call_s = 0;  // median call duration over the second half
   double capped_share = 0;   // share of second-half samples with NVML's "SW power cap" reason
   bool steady = true;        // false: a duty cycle (bursts), used for window_ms only
