@@ -109,7 +109,8 @@ TEST_CASE("pipeline.p2p: copy-engine sends hold no SMs and end the step sooner",
   REQUIRE(find(r_sms, "comm SMs"));
   CHECK(find(r_sms, "comm SMs")->mean_share > 0);
   const ResourceBusy* comm_ce = find(r_ce, "comm SMs");
-  CHECK((comm_ce == nullptr || comm_ce->max_share == 0));
+  REQUIRE(comm_ce);
+  CHECK(comm_ce->max_share == 0);
   CHECK(r_ce.streams.at(2).busy_max > cs::sim::Time());
   // Results tell the mover apart from the partition: only the send stream's ops are copy-engine sends.
   CHECK(r_ce.streams.at(2).partition == "comm");
