@@ -178,7 +178,7 @@ std::vector<PipelineCase> read_pipeline_cases(const json& d, const std::string& 
   if (precision != "bf16") r.fail("bench.precision '" + precision + "': only bf16 steps are simulated");
   // The scenario sends stage boundaries by the copy engine, as the bench did (simulate_pipeline_step).
   const std::string boundary = r.text(bench, "stage_boundary", "bench");
-  if (boundary.rfind("copy engine", 0) != 0)
+  if (!boundary.starts_with("copy engine"))
     r.fail("bench.stage_boundary '" + boundary + "': only stage boundaries sent by the copy engine are simulated");
   const json& cases = r.list(d, "cases", "the file");
   if (cases.empty()) r.fail("'cases' lists no case");

@@ -14,13 +14,10 @@
 
 namespace cs::models {
 
-// A stream's partition as results show it when its ops are copy-engine sends, which hold no SM.
-inline constexpr const char* kCopyEngineStreamPartition = "CE (no SM)";
-
 struct OpWorkload {
   sim::OpGraph graph;
   std::vector<std::string> stream_names;              // per workload stream
-  std::vector<std::string> stream_partitions;         // its SM partition's name (kCopyEngineStreamPartition)
+  std::vector<std::string> stream_partitions;         // its SM partition's name (copy-engine sends hold none of it)
   std::vector<std::vector<uint32_t>> engine_streams;  // per workload stream: one per GPU
   std::vector<SourcePos> op_pos;                      // per engine op: where the file defines it
   std::optional<PipelineRecord> pipeline;             // whole-step pipeline workloads only

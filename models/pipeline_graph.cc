@@ -170,12 +170,12 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   // channels). A send is issued when its consumer's chunk is emitted: on a GPU's comm stream it
   // would queue behind later chunks' all-to-alls, and on one shared send stream behind sends to
   // other consumers emitted earlier but produced later, waiting for nothing it needs.
-  // By the copy engine (pipeline.p2p), the send streams only order their copies: no SM is held.
-  const bool by_copy_engine = mw.pipeline_p2p == sim::Mover::kCopyEngine;
+  // By the copy engine (pipeline.p2p), the send streams only order their copies: they stay on that
+  // partition, but no SM of it is held (results give such a stream's mover as copy_engine).
   const int comm_part = mw.comm_kernel_partition(cl);
   w.stream_names = {"compute", "comm", "pp_p2p"};
   w.stream_partitions = {cl.partitions[mw.compute_partition].name, cl.partitions[comm_part].name,
-                         by_copy_engine ? std::string(kCopyEngineStreamPartition) : cl.partitions[comm_part].name};
+                         cl.partitions[comm_part].name};
   w.engine_streams.resize(3);
   // (producer GPU, consumer GPU, pass) -> its send stream, created at its first send.
   std::map<std::tuple<int, int, int>, sim::StreamId> p2p;

@@ -126,16 +126,20 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
     StreamResult sr;
     sr.name = work.stream_names[s];
     sr.partition = work.stream_partitions[s];
+    bool any_op = false, all_copy_engine = true;
     std::map<int, sim::Time> busy_of_gpu;
     for (uint32_t es : work.engine_streams[s]) {
       const sim::Stream& st = work.graph.streams()[es];
       sr.ops_per_gpu += static_cast<int64_t>(st.ops.size());  // summed here, averaged below
       sim::Time& busy = busy_of_gpu[st.gpu];
       for (uint32_t o : st.ops) {
+        any_op = true;
+        all_copy_engine = all_copy_engine && work.graph.by_copy_engine(work.graph.ops()[o]);
         busy += ex.ops[o].end - ex.ops[o].start;
         sr.end_max = std::max(sr.end_max, ex.ops[o].end);
       }
     }
+    if (any_op && all_copy_engine) sr.mover = sim::Mover::kCopyEngine;
     sr.gpus = static_cast<int>(busy_of_gpu.size());
     int64_t sum_ps = 0;
     for (const auto& [gpu, busy] : busy_of_gpu) {

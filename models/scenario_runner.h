@@ -21,7 +21,10 @@ namespace cs::models {
 
 struct StreamResult {
   std::string name;
-  std::string partition;
+  std::string partition;  // a name in the cluster's SM partitions
+  // How its ops run: kCopyEngine when they are all copy-engine sends, which hold none of the
+  // partition's SMs; kSms otherwise (kernels on the partition's SMs).
+  sim::Mover mover = sim::Mover::kSms;
   int gpus = 0;
   int64_t ops_per_gpu = 0;  // mean over the stream's GPUs, rounded down
   sim::Time busy_mean;  // per GPU: summed op durations, averaged over the stream's GPUs

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 
@@ -29,7 +30,10 @@ class FixedTimeCost : public sim::CostModel {
     return sim::Time::ps(std::llround(c.flops));
   }
   sim::Bandwidth comm_copy_rate(int, int) const override { return sim::Bandwidth(); }
-  sim::Bandwidth copy_engine_rate(int) const override { return sim::Bandwidth(); }  // nothing is sent
+  // Nothing is sent; uncapped, as in the other cost models (a cap of 0 would never finish a send).
+  sim::Bandwidth copy_engine_rate(int) const override {
+    return sim::Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());
+  }
 };
 
 // Ranks without a network: each has an HBM link (the executor and trace writer ask for one) that

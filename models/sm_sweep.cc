@@ -21,9 +21,11 @@ int partition_named(const Scenario& sc, const std::string& name, const char* fla
                                          "); name one with " + flag);
 }
 
-// The model workload with its communication streams moved from partition `from` to `to`.
+// The model workload with its communication streams moved from partition `from` to `to`. Only
+// where `to` is not its own compute partition: there an emptied communication partition already
+// lends its kernels the compute SMs (ModelWorkload::comm_kernel_partition).
 std::shared_ptr<const ModelWorkload> move_comm(const std::shared_ptr<const ModelWorkload>& mw, int from, int to) {
-  if (!mw || mw->comm_partition != from) return mw;
+  if (!mw || mw->comm_partition != from || mw->compute_partition == to) return mw;
   auto copy = std::make_shared<ModelWorkload>(*mw);
   copy->comm_partition = to;
   return copy;

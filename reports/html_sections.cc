@@ -85,11 +85,15 @@ std::string breakdown_section(const json& result) {
   }
   std::vector<std::vector<std::string>> streams;
   const double makespan_us = num(result, "makespan_us");
-  for (const auto& s : result.at("streams"))
-    streams.push_back({html_escape(str(s, "name")), html_escape(str(s, "partition")), std::to_string(s.value("gpus", 0)),
+  for (const auto& s : result.at("streams")) {
+    // Copy-engine sends sit on a partition but hold none of its SMs.
+    const std::string partition =
+        str(s, "partition") + (str(s, "mover") == "copy_engine" ? " (copy engine, no SM)" : "");
+    streams.push_back({html_escape(str(s, "name")), html_escape(partition), std::to_string(s.value("gpus", 0)),
                        std::to_string(s.value("ops_per_gpu", int64_t{0})), fixed(num(s, "busy_mean_us") * 1e-3, 3),
                        fixed(num(s, "end_us") * 1e-3, 3),
                        fixed(makespan_us > 0 ? 100 * num(s, "busy_mean_us") / makespan_us : 0, 1)});
+  }
   body += "<h3>Streams</h3>" +
           table({"stream", "partition", "GPUs", "ops/GPU", "busy mean (ms)", "end (ms)", "busy %"}, streams);
   return section("breakdown", "Step-time breakdown", body);

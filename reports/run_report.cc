@@ -104,6 +104,7 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
   for (const auto& s : r.streams) {
     streams.push_back({{"name", s.name},
                        {"partition", s.partition},
+                       {"mover", s.mover == sim::Mover::kCopyEngine ? "copy_engine" : "sms"},
                        {"gpus", s.gpus},
                        {"ops_per_gpu", s.ops_per_gpu},
                        {"busy_mean_us", s.busy_mean.to_us()},
@@ -234,6 +235,9 @@ std::string result_console(const models::RunResult& r) {
     out += fmt::format("{:<20} {:<10} {:>5} {:>8} {:>13.3f} {:>12.3f} {:>10.3f} {:>6.1f}\n", s.name, s.partition,
                        s.gpus, s.ops_per_gpu, s.busy_mean.to_ms(), s.busy_max.to_ms(), s.end_max.to_ms(), pct);
   }
+  for (const auto& s : r.streams)
+    if (s.mover == sim::Mover::kCopyEngine)
+      out += fmt::format("({}: sends by the copy engine, holding none of partition {}'s SMs)\n", s.name, s.partition);
   if (!r.resources.empty()) {
     out += fmt::format("\n{:<20} {:>5} {:>11} {:>10} {:>11}   (busy: share of the makespan with any work or flow; "
                        "used: bytes over capacity x makespan)\n",

@@ -10,7 +10,9 @@
 namespace cs::reports {
 
 // 2: the `report` object (reports/report_data.h), present when the caller captured the run.
-inline constexpr int kResultSchemaVersion = 2;
+// 3: each stream's `mover`: "sms" (kernels on its partition's SMs) or "copy_engine" (copy-engine
+//    sends, holding none of them).
+inline constexpr int kResultSchemaVersion = 3;
 
 // `report`, when given (not null), is added as the document's `report` object.
 nlohmann::json result_json(const models::RunResult& r, const std::string& clustersim_version,

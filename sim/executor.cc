@@ -293,6 +293,7 @@ void Executor::launch_copy_engine(uint32_t op) {
   path_.push_back(routing_.hbm(src));
   if (src != dst) routing_.route(src, dst, path_);
   path_.push_back(routing_.hbm(dst));  // a local copy crosses its HBM twice, as in start_phase
+  assert(cost_.copy_engine_rate(src) > Bandwidth() && "a copy-engine rate of 0 never finishes the send");
   net_.start_flow(path_, col.bytes, cost_.copy_engine_rate(src), [this, op] { finish(op); });
 }
 

@@ -9,7 +9,7 @@ namespace cs::sim {
 SmPool::SmPool(int total_sms, std::vector<PartitionSpec> partitions) : total_sms_(total_sms) {
   int sum = 0;
   for (auto& spec : partitions) {
-    assert(spec.sms >= 0);  // 0: a partition that runs nothing (a sweep's emptied comm partition)
+    assert(spec.sms >= 0);  // 0: a partition that runs no kernel (an emptied communication partition)
     sum += spec.sms;
     parts_.push_back(Partition{std::move(spec), {}});
   }

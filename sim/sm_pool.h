@@ -27,8 +27,10 @@ class SmPool {
   };
 
   // Requires the partition sizes to sum to at most total_sms.
-  // A partition may hold 0 SMs when no stream runs on it (clustersim sweep's point without a
-  // reserved communication partition); a kernel started there would wait for SMs forever.
+  // A partition may hold 0 SMs when no stream runs on it: a scenario's (`comm: 0`) or clustersim
+  // sweep's (comm_sms 0) communication partition left empty, whose model streams, copy-engine
+  // sends included, then sit on the compute partition; an ops stream may not name it. A kernel
+  // started there would wait for SMs forever.
   SmPool(int total_sms, std::vector<PartitionSpec> partitions);
 
   int total_sms() const { return total_sms_; }

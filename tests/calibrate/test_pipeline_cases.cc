@@ -201,7 +201,7 @@ workload:
   const sim::StreamId s = w.graph.add_stream(0, 0, "pp_p2p");
   w.graph.add_send(s, 1, 33554432, "pp.send_activation", sim::Mover::kCopyEngine);
   w.stream_names = {"pp_p2p"};
-  w.stream_partitions = {models::kCopyEngineStreamPartition};
+  w.stream_partitions = {"compute"};
   w.engine_streams = {{s.v}};
   w.op_pos.resize(1);
   const double simulated_ms = models::run_scenario(sc, w).makespan.to_ms();

@@ -332,7 +332,7 @@ TEST_CASE("run with --format json prints one object with schema_version 2 and th
   json j;
   REQUIRE_NOTHROW(j = json::parse(r.out));  // parse() rejects trailing garbage: one value only
   REQUIRE(j.is_object());
-  CHECK(j.at("schema_version") == 2);
+  CHECK(j.at("schema_version") == 3);
   CHECK(j.at("report").at("capture").at("roles").size() == 8);  // what `clustersim report` renders
   CHECK(j.at("makespan_us").get<double>() > 0);
   CHECK(j.at("makespan_ps").get<int64_t>() == to_ps(j.at("makespan_us")));
@@ -356,6 +356,8 @@ TEST_CASE("json streams are consistent with the scenario and the makespan", "[cl
   CHECK(by_name["all_to_all"].at("ops_per_gpu") == 12);
   CHECK(by_name["gemm"].at("partition") == "compute");
   CHECK(by_name["all_to_all"].at("partition") == "comm");
+  CHECK(by_name["gemm"].at("mover") == "sms");  // kernels on the partition's SMs, not the copy engine
+  CHECK(by_name["all_to_all"].at("mover") == "sms");
   double latest_end = 0;
   for (const auto& [name, s] : by_name) {
     INFO(name);

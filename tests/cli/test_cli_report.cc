@@ -43,7 +43,7 @@ TEST_CASE("run --report and report of the saved JSON write the same page") {
   CHECK(contains(html, "<!DOCTYPE html>"));
   CHECK(contains(html, "--report " + dir.file("a.html")));  // the real command line
   const nlohmann::json doc = nlohmann::json::parse(read_file(dir.file("r.json")));
-  CHECK(doc["schema_version"] == 2);
+  CHECK(doc["schema_version"] == 3);
   CHECK(doc["report"]["command_line"][0] == "clustersim");  // argv[0] without its folder
 
   // Separate commands: the same page but for the command line each records.
@@ -83,19 +83,19 @@ TEST_CASE("report errors: exit 2, a clear message, no file written") {
     CHECK(contains(r.err, "not a clustersim result"));
   }
   SECTION("an older schema version") {
-    write_file(dir.file("old.json"), R"({"schema_version": 1, "scenario": {"name": "x"}})");
+    write_file(dir.file("old.json"), R"({"schema_version": 2, "scenario": {"name": "x"}})");
     const auto r = run_clustersim({"report", dir.file("old.json"), "-o", out});
     CHECK(r.exit_code == 2);
-    CHECK(contains(r.err, "result schema_version 1; this clustersim reads 2"));
+    CHECK(contains(r.err, "result schema_version 2; this clustersim reads 3"));
   }
   SECTION("a result without its report object") {
-    write_file(dir.file("bare.json"), R"({"schema_version": 2})");
+    write_file(dir.file("bare.json"), R"({"schema_version": 3})");
     const auto r = run_clustersim({"report", dir.file("bare.json"), "-o", out});
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, "no `report` object"));
   }
   SECTION("a result whose report object lacks what the page needs") {
-    write_file(dir.file("thin.json"), R"({"schema_version": 2, "report": {"capture": {}}})");
+    write_file(dir.file("thin.json"), R"({"schema_version": 3, "report": {"capture": {}}})");
     const auto r = run_clustersim({"report", dir.file("thin.json"), "-o", out});
     CHECK(r.exit_code == 2);
     CHECK(contains(r.err, "thin.json: a malformed result: "));

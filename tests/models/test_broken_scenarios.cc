@@ -122,6 +122,15 @@ const std::vector<Expected>& corpus() {
             "found 'fat_tree'"),
       exact("fabric_option_for_switch.yaml", 12, 49, "'oversubscription' applies to the fat-tree fabrics, not to 'switch'"),
       exact("workload_kind_wrong.yaml", 17, 9, "'workload.kind' must be one of ops, model, found 'pipeline'"),
+      exact("pipeline_p2p_unknown.yaml", 15, 53,
+            "'workload.pipeline.p2p' must be one of sms, copy_engine, found 'dma'; did you mean 'sms'?"),
+      // Copy-engine sends and partitions of 0 SMs.
+      exact("pipeline_copy_engine_across_nodes.yaml", 16, 53,
+            "copy_engine sends stage boundaries between GPUs of one node (peer copies over NVLink), but pipeline "
+            "ranks 0 and 1 sit on GPUs 0 and 8 of different nodes (8 GPUs each); use p2p: sms"),
+      exact("compute_partition_zero_sms.yaml", 9, 28, "the compute partition 'compute' has 0 SMs: give it SMs"),
+      exact("ops_stream_zero_sm_partition.yaml", 20, 18,
+            "partition 'comm' has 0 SMs (cluster.sm_partitions): the kernels of stream 'all_reduce' would never run"),
       // Ops.
       exact("op_two_kinds.yaml", 27, 20, "'gemm' and 'compute' cannot both be given in 'workload.streams[0].ops[1]'"),
       exact("op_no_kind.yaml", 26, 11,

@@ -97,8 +97,9 @@ TEST_CASE("pipeline.p2p: copy-engine sends hold no SMs and end the step sooner",
     CHECK(w.graph.by_copy_engine(op) == send);  // the stage boundaries only, nothing else
   }
   CHECK(sends == 2 * 4);  // 4 micro-batches, one boundary, each way
+  // The send streams keep a real partition name (the communication partition), SMs held or not.
   REQUIRE(w.stream_partitions.size() == 3);
-  CHECK(w.stream_partitions[2] == kCopyEngineStreamPartition);
+  CHECK(w.stream_partitions[2] == "comm");
   CHECK(build_op_workload(sms).stream_partitions[2] == "comm");
 
   const RunResult r_ce = run_scenario(ce, w);
@@ -108,8 +109,15 @@ TEST_CASE("pipeline.p2p: copy-engine sends hold no SMs and end the step sooner",
   REQUIRE(find(r_sms, "comm SMs"));
   CHECK(find(r_sms, "comm SMs")->mean_share > 0);
   const ResourceBusy* comm_ce = find(r_ce, "comm SMs");
-  CHECK((comm_ce == nullptr || comm_ce->max_share == 0));
+  REQUIRE(comm_ce);
+  CHECK(comm_ce->max_share == 0);
   CHECK(r_ce.streams.at(2).busy_max > cs::sim::Time());
+  // Results tell the mover apart from the partition: only the send stream's ops are copy-engine sends.
+  CHECK(r_ce.streams.at(2).partition == "comm");
+  CHECK(r_ce.streams.at(2).mover == cs::sim::Mover::kCopyEngine);
+  CHECK(r_ce.streams.at(0).mover == cs::sim::Mover::kSms);
+  CHECK(r_ce.streams.at(1).mover == cs::sim::Mover::kSms);
+  CHECK(r_sms.streams.at(2).mover == cs::sim::Mover::kSms);
   // A 16 MiB boundary at NVLink's 450 GB/s instead of 20 SMs x 7.65 GB/s (the roofline's figures),
   // on the critical path of every micro-batch.
   CHECK(pipeline_end(r_ce) < pipeline_end(r_sms));

@@ -107,6 +107,17 @@ TEST_CASE("sweep: 0 SMs runs communication on the compute partition's SMs", "[sw
   const RunResult t = run_scenario(with_comm_sms(tiny, comm, compute, 0));
   REQUIRE(t.streams.size() >= 2);
   for (const StreamResult& st : t.streams) CHECK(st.partition == "compute");
+  // SMs taken from a partition other than the model's compute one: its communication follows them.
+  std::string text = cs::test::tiny_training_scenario("  phases: [{name: all, steps: 10, global_batch: 8}]\n");
+  const std::string parts = "sm_partitions: {compute: 112, comm: 20}";
+  REQUIRE(text.find(parts) != std::string::npos);
+  text.replace(text.find(parts), parts.size(), "sm_partitions: {compute: 100, comm: 20, spare: 12}");
+  const Scenario three = load_scenario_text(text, "t.yaml");
+  const auto [comm3, spare] = sm_split_partitions(three, "", "spare");
+  const RunResult s = run_scenario(with_comm_sms(three, comm3, spare, 0));
+  REQUIRE(s.streams.size() >= 2);
+  CHECK(s.streams[0].partition == "compute");
+  for (size_t i = 1; i < s.streams.size(); ++i) CHECK(s.streams[i].partition == "spare");
 }
 
 TEST_CASE("sweep: a scenario with a training run gets its GPU-hours at every point", "[sweep]") {
