@@ -65,8 +65,8 @@ workload:
   const ResourceBusy& in = find(r, "switch in");
   CHECK(in.max_share == Approx(1).epsilon(0.01));
   CHECK(find(r, "HBM").max_share > 0.99);  // GPU 0's HBM feeds the send throughout
-  for (const ResourceBusy& b : r.resources) {
-    CHECK(b.mean_share <= b.max_share + 1e-12);
-    CHECK(b.max_share <= 1);
+  for (const ResourceBusy& res : r.resources) {
+    CHECK(res.mean_share <= res.max_share + 1e-12);
+    CHECK(res.max_share <= 1);
   }
 }
