@@ -40,7 +40,9 @@ void driver_limits(const std::string& line, const std::string& file, double* max
 sim::PowerLoad phase_load(const hw::PowerModel& m, const PowerPhase& p) {
   if (p.kind == "copy") return {0, 0, p.work_per_call * m.hbm_pJ_per_byte * 1e-12 / p.steady_call_s};
   const double pJ = p.kind == "fp8_gemm" ? m.fp8_pJ_per_flop : m.bf16_pJ_per_flop;
-  return {p.work_per_call * pJ * 1e-12 / p.first_call_s, 0, 0};
+  // Its HBM draw at the maximum clock's rate: the simulator's controller, too, takes the bytes a
+  // window moved as a draw that does not move with the clock.
+  return {p.work_per_call * pJ * 1e-12 / p.first_call_s, 0, p.hbm_bytes_per_call * m.hbm_pJ_per_byte * 1e-12 / p.first_call_s};
 }
 
 // The first second of a GEMM phase with the clock simulated as the executor does: the load drawn
@@ -178,6 +180,13 @@ PowerResponse read_power_response(const json& d, const std::string& file) {
       ph.work_per_call = need(p, "work_per_call", file, where).get<double>();
       const std::vector<double> ends = need(p, "call_ends_s", file, where).get<std::vector<double>>();
       ph.call_ends_s = ends;
+      if (ph.kind != "copy") {
+        const std::vector<double> mnk = need(p, "shape", file, where).get<std::vector<double>>();
+        if (mnk.size() != 3) throw hw::UserError(file, 0, 0, where + ": shape is not [m, n, k]");
+        // Operands in BF16 or FP8 (e4m3), the output in BF16 either way (torch._scaled_mm's out_dtype).
+        const double in = ph.kind == "fp8_gemm" ? 1 : 2;
+        ph.hbm_bytes_per_call = (mnk[0] * mnk[2] + mnk[2] * mnk[1]) * in + mnk[0] * mnk[1] * 2;
+      }
       if (ends.size() < 8 || !(ph.work_per_call > 0)) throw hw::UserError(file, 0, 0, where + ": needs 8 calls or more and their work");
       std::vector<double> steady;
       double first_end = 0, last_end = 0;
@@ -214,12 +223,19 @@ PowerFit fit_power(const PowerResponse& r) {
   m.clock_step_MHz = r.clock_step_MHz;
   for (const PowerPhase& p : r.phases)
     if (p.kind == "idle") m.static_W = p.power_W;
-  // ln((P - static) / rate) = a + b x, x = ln(f / max), over the BF16 phases.
+  for (const PowerPhase& p : r.phases)
+    if (p.kind == "copy") m.hbm_pJ_per_byte = (p.power_W - m.static_W) / p.work_per_s * 1e12;
+  // A GEMM's HBM traffic (its operands read once, its output written: the least it moves) draws at
+  // the copy's energy per byte, as every byte the simulator moves over HBM does; the rest of its
+  // power is its MMAs'. ln((P - static - HBM) / rate) = a + b x, x = ln(f / max), over the BF16 phases.
+  const auto mma_W = [&](const PowerPhase& p) {
+    return p.power_W - m.static_W - p.hbm_bytes_per_call * p.work_per_s / p.work_per_call * m.hbm_pJ_per_byte * 1e-12;
+  };
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   int n = 0;
   for (const PowerPhase& p : r.phases) {
     if (p.kind != "bf16_gemm" || !p.steady) continue;
-    const double x = std::log(p.sm_MHz / m.max_MHz), y = std::log((p.power_W - m.static_W) / p.work_per_s);
+    const double x = std::log(p.sm_MHz / m.max_MHz), y = std::log(mma_W(p) / p.work_per_s);
     sx += x, sy += y, sxx += x * x, sxy += x * y, ++n;
   }
   const double det = n * sxx - sx * sx;
@@ -231,8 +247,7 @@ PowerFit fit_power(const PowerResponse& r) {
   for (const PowerPhase& p : r.phases) {
     if (!p.steady) continue;
     const double volt = std::pow(p.sm_MHz / m.max_MHz, m.voltage_exponent);
-    if (p.kind == "fp8_gemm") m.fp8_pJ_per_flop = (p.power_W - m.static_W) / (p.work_per_s * volt) * 1e12;
-    if (p.kind == "copy") m.hbm_pJ_per_byte = (p.power_W - m.static_W) / p.work_per_s * 1e12;
+    if (p.kind == "fp8_gemm") m.fp8_pJ_per_flop = mma_W(p) / (p.work_per_s * volt) * 1e12;
     const bool gemm = p.kind == "bf16_gemm" || p.kind == "fp8_gemm";
     if (gemm && p.sm_MHz < 0.97 * m.max_MHz)
       stretch.push_back((p.steady_call_s / p.first_call_s - 1) / (m.max_MHz / p.sm_MHz - 1));
@@ -248,9 +263,9 @@ PowerFit fit_power(const PowerResponse& r) {
     const bool gemm = p.kind != "copy";
     const double pJ = p.kind == "fp8_gemm" ? m.fp8_pJ_per_flop : m.bf16_pJ_per_flop;
     const double volt = std::pow(p.sm_MHz / m.max_MHz, m.voltage_exponent);
-    PowerFitRow row{p.name, p.power_W,
-                    m.static_W + (gemm ? volt * pJ : m.hbm_pJ_per_byte) * 1e-12 * p.work_per_s,
-                    p.sm_MHz, 0, p.steady_call_s, 0};
+    const double hbm_W = (gemm ? p.hbm_bytes_per_call * p.work_per_s / p.work_per_call : p.work_per_s) * m.hbm_pJ_per_byte * 1e-12;
+    PowerFitRow row{p.name, p.power_W, m.static_W + hbm_W + (gemm ? volt * pJ * 1e-12 * p.work_per_s : 0.0), p.sm_MHz, 0,
+                    p.steady_call_s, 0};
     row.predicted_MHz = hw::capped_clock_MHz(m, m.max_MHz, phase_load(m, p));
     row.predicted_call_s = gemm ? p.first_call_s * hw::clock_stretch(m, row.predicted_MHz, m.max_MHz) : p.steady_call_s;
     f.worst_power_error = std::max(f.worst_power_error, std::abs(row.predicted_W / row.measured_W - 1));

@@ -6,8 +6,9 @@
 // (it acts within about 40 ms; the temperature drifts a few degrees more over 10 s and is left
 // to the fit). From them: static_W is the idle phase's power; the BF16 phases on 32 to 132 SMs
 // give the energy per FLOP at the maximum clock and the voltage exponent by least squares on
-//   ln((P - static_W) / FLOP rate) = ln(pJ per FLOP) + exponent * ln(f / max_MHz);
-// the FP8 phase its energy per FLOP at that exponent; the copy (uncapped) the energy per HBM byte.
+//   ln((P - static_W - HBM_W) / FLOP rate) = ln(pJ per FLOP) + exponent * ln(f / max_MHz),
+// HBM_W the GEMM's least HBM traffic at the copy's energy per byte; the FP8 phase its energy per
+// FLOP at that exponent; the copy (uncapped) the energy per HBM byte, read plus written.
 // clock_stretch: on each phase the limit clocked down, how much longer its GEMMs took than its
 // first ones (still at the idle clock) against how much the clock fell, the median over them.
 // window_ms: the controller's averaging window (sim/power_window.h), by a grid search of 1 ms
@@ -33,6 +34,7 @@ struct PowerPhase {
   double sm_MHz = 0, power_W = 0, temp_C = 0;  // medians over the second half
   double work_per_s = 0;                       // FLOP/s (GEMMs) or bytes/s (copy), second half
   double work_per_call = 0;
+  double hbm_bytes_per_call = 0;  // GEMMs: operands read once and the output written
   double first_call_s = 0;   // median duration of the 3rd to 5th calls (the clock not yet lowered)
   double steady_call_s = 0;  // median call duration over the second half
   double capped_share = 0;   // share of second-half samples with NVML's "SW power cap" reason

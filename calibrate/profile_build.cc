@@ -274,11 +274,13 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     param("static_W", p.power.static_W, "the median power over the idle phase");
     param("max_MHz", p.power.max_MHz, "the maximum SM clock nvidia-smi reported");
     param("clock_step_MHz", p.power.clock_step_MHz, "the greatest common divisor of the SM clocks NVML reported");
-    const std::string ls = "least squares of ln((P - static_W) / FLOP rate) on ln(clock) over the BF16 phases on 32 to 132 SMs "
+    const std::string ls = "least squares of ln((P - static_W - the GEMM's least HBM bytes x hbm_pJ_per_byte) / FLOP rate) on "
+                           "ln(clock) over the BF16 phases on 32 to 132 SMs "
                            "(second halves), worst power error of any phase " + fmt::format("{:.1f}%", 100 * f.worst_power_error);
     param("voltage_exponent", p.power.voltage_exponent, ls);
     param("bf16_pJ_per_flop", p.power.bf16_pJ_per_flop, ls);
-    param("fp8_pJ_per_flop", p.power.fp8_pJ_per_flop, "the FP8 phase's (P - static_W) / FLOP rate at its clock, at the voltage exponent");
+    param("fp8_pJ_per_flop", p.power.fp8_pJ_per_flop,
+          "the FP8 phase's (P - static_W - its least HBM bytes x hbm_pJ_per_byte) / FLOP rate at its clock, at the voltage exponent");
     param("hbm_pJ_per_byte", p.power.hbm_pJ_per_byte, "the copy phase's (P - static_W) / bytes read and written per second");
     param("clock_stretch", p.power.clock_stretch,
           "the median over the clocked-down GEMM phases of (steady call time / first calls' - 1) / (max_MHz / clock - 1)");

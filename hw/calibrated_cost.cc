@@ -135,20 +135,20 @@ sim::PowerLoad CalibratedCost::gemm_power(int gpu, const sim::GemmShape& g, int 
   const double t = gemm_time(gpu, g, sms).to_seconds();
   if (!(t > 0)) return {};
   const double flops = 2.0 * static_cast<double>(g.m) * g.n * g.k * g.groups;
-  // A GEMM's HBM energy is in its measured energy per FLOP (the fit saw whole GEMMs).
   const double pJ = g.dtype == sim::DType::kFp8 ? p.fp8_pJ_per_flop : p.bf16_pJ_per_flop;
   return {flops * pJ * 1e-12 / t, 0.0, 0.0};
 }
 
 sim::PowerLoad CalibratedCost::compute_power(int gpu, const sim::GenericCompute& c, int sms) const {
-  const PowerModel& p = profile_.power;
-  const double t = compute_time(gpu, c, sms).to_seconds();
-  if (!(t > 0)) return {};
   // Attention runs on the tensor cores in BF16 (its time here is the roofline's, which does not
-  // follow the SM clock); every other kernel's draw is its HBM traffic.
+  // follow the SM clock); every kernel's HBM bytes draw through the executor's byte count.
   const bool mma = c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward;
-  return {0.0, mma ? c.flops * p.bf16_pJ_per_flop * 1e-12 / t : 0.0, c.bytes * p.hbm_pJ_per_byte * 1e-12 / t};
+  const double t = compute_time(gpu, c, sms).to_seconds();
+  if (!mma || !(t > 0)) return {};
+  return {0.0, c.flops * profile_.power.bf16_pJ_per_flop * 1e-12 / t, 0.0};
 }
+
+double CalibratedCost::hbm_J_per_byte(int) const { return power_capped_ ? profile_.power.hbm_pJ_per_byte * 1e-12 : 0.0; }
 
 sim::Time CalibratedCost::power_window(int) const {
   return power_capped_ ? sim::Time::from_seconds_ceil(profile_.power.window_ms * 1e-3) : sim::Time();

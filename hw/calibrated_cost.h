@@ -46,6 +46,7 @@ class CalibratedCost : public sim::CostModel {
   bool power_capped() const override { return power_capped_; }
   sim::PowerLoad gemm_power(int gpu, const sim::GemmShape& g, int sms) const override;
   sim::PowerLoad compute_power(int gpu, const sim::GenericCompute& c, int sms) const override;
+  double hbm_J_per_byte(int gpu) const override;
   sim::Time power_window(int gpu) const override;
   double power_clock_MHz(int gpu, const sim::PowerLoad& average) const override;
   double gemm_stretch(int gpu, double MHz) const override;

@@ -60,12 +60,15 @@ class CostModel {
   virtual double hbm_saturation_exponent() const { return 0; }
 
   // The SM clock under a power limit. A cost model that has one answers true, gives GEMM times
-  // at its reference clock, each compute kernel's draw on `sms` SMs, the window over which the
-  // GPU's controller averages the draw, the clock it sets for an average draw, and the factor by
-  // which GEMM times stretch at a clock (below 1 above the reference).
+  // at its reference clock, each compute kernel's tensor-core draw on `sms` SMs, the energy of a
+  // byte read or written in HBM (the executor counts the bytes every flow moves over a GPU's HBM
+  // link: GEMMs', memory-bound kernels', copies'), the window over which the GPU's controller
+  // averages the draw, the clock it sets for an average draw, and the factor by which GEMM times
+  // stretch at a clock (below 1 above the reference).
   virtual bool power_capped() const { return false; }
   virtual PowerLoad gemm_power(int /*gpu*/, const GemmShape& /*g*/, int /*sms*/) const { return {}; }
   virtual PowerLoad compute_power(int /*gpu*/, const GenericCompute& /*c*/, int /*sms*/) const { return {}; }
+  virtual double hbm_J_per_byte(int /*gpu*/) const { return 0; }
   virtual Time power_window(int /*gpu*/) const { return Time(); }
   virtual double power_clock_MHz(int /*gpu*/, const PowerLoad& /*average*/) const { return 0; }
   virtual double gemm_stretch(int /*gpu*/, double /*MHz*/) const { return 1.0; }

@@ -168,15 +168,27 @@ void Executor::set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref) {
   PowerLoad sum;
   for (const RunningDraw& r : g.running) sum += r.draw;
   g.window.set(engine_.now(), sum);
-  if (!g.ticking && sum.any()) {
-    g.ticking = true;
-    engine_.after(g.window.block(), [this, gpu] { power_tick(gpu); });
-  }
+  if (sum.any()) wake_power(gpu);
+}
+
+void Executor::wake_power(int gpu) {
+  GpuPower& g = power_[gpu];
+  if (g.ticking) return;
+  g.ticking = true;
+  // Every flow over its HBM wakes it first (a compute kernel, a comm kernel, a copy-engine send at
+  // either end), and it stopped with none running: the count starts from here.
+  g.hbm_bytes = net_.stats(routing_.hbm(gpu)).bytes;
+  engine_.after(g.window.block(), [this, gpu] { power_tick(gpu); });
 }
 
 void Executor::power_tick(int gpu) {
   GpuPower& g = power_[gpu];
-  const double MHz = cost_.power_clock_MHz(gpu, g.window.close_block(engine_.now()));
+  // The bytes its HBM moved since the last tick, at their energy.
+  const Time now = engine_.now();
+  const double bytes = net_.stats(routing_.hbm(gpu)).bytes;
+  g.window.add_energy({0, 0, (bytes - g.hbm_bytes) * cost_.hbm_J_per_byte(gpu)});
+  g.hbm_bytes = bytes;
+  const double MHz = cost_.power_clock_MHz(gpu, g.window.close_block(now));
   if (MHz != g.MHz) {
     accrue_clock(g);
     g.MHz = MHz;
@@ -190,7 +202,8 @@ void Executor::power_tick(int gpu) {
   }
   // Ticks stop once the GPU has drawn nothing for a whole window and is back at its idle clock, so
   // that a finished run leaves no events behind.
-  if (g.window.idle() && g.MHz == g.idle_MHz) g.ticking = false;
+  if (g.window.idle() && g.MHz == g.idle_MHz && g.running.empty() && net_.load_now(routing_.hbm(gpu)) == Bandwidth())
+    g.ticking = false;
   else engine_.after(g.window.block(), [this, gpu] { power_tick(gpu); });
 }
 
@@ -223,6 +236,7 @@ void Executor::launch_comm(uint32_t op) {
   st.copy_link = net_.add_link("", Bandwidth(), Time());
   SmPool& pool = pools_[s.gpu];
   const int gpu = s.gpu;
+  if (!power_.empty()) wake_power(gpu);  // its bytes draw through its HBM
   st.kernel = pool.start(s.partition, pool.partition(s.partition).sms, [this, op, gpu](int sms) {
     net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms));
   });
@@ -294,6 +308,10 @@ void Executor::launch_copy_engine(uint32_t op) {
   if (src != dst) routing_.route(src, dst, path_);
   path_.push_back(routing_.hbm(dst));  // a local copy crosses its HBM twice, as in start_phase
   assert(cost_.copy_engine_rate(src) > Bandwidth() && "a copy-engine rate of 0 never finishes the send");
+  if (!power_.empty()) {  // both HBMs draw for the bytes it moves
+    wake_power(src);
+    wake_power(dst);
+  }
   net_.start_flow(path_, col.bytes, cost_.copy_engine_rate(src), [this, op] { finish(op); });
 }
 

@@ -92,8 +92,10 @@ class Executor {
   // Under a power-capped cost model: `op` draws `draw` from now on (nothing: it ended); `ref` is a
   // GEMM's time at the reference clock on the SMs it holds (zero for other kernels).
   void set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref);
-  // The GPU's power controller: closes a block of its window, sets the clock from the window's
-  // average draw, and re-rates its running GEMMs when the clock moved.
+  // The GPU's power controller: adds the energy of the bytes its HBM moved, closes a block of its
+  // window, sets the clock from the window's average draw, and re-rates its running GEMMs when the
+  // clock moved. It stops ticking once the GPU is quiet (nothing drawn over a window, nothing
+  // running, no flow on its HBM) and back at its idle clock.
   void power_tick(int gpu);
   void launch_comm(uint32_t op);
   void launch_copy_engine(uint32_t op);  // a send by the copy engine (Mover::kCopyEngine)
@@ -131,7 +133,10 @@ class Executor {
     int gemms = 0;                 // GEMMs running
     Time since;                    // when `MHz` or `gemms` last changed
     double gemm_MHz_s = 0, gemm_s = 0;  // the clock integrated over the time GEMMs ran
+    double hbm_bytes = 0;               // its HBM link's bytes at the last tick
   };
+  // Starts the GPU's controller ticking if it is not.
+  void wake_power(int gpu);
   // Adds the time since the last change to the GPU's clock integral.
   void accrue_clock(GpuPower& g);
   std::vector<GpuPower> power_;  // per GPU, under a power-capped cost model; empty otherwise

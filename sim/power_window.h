@@ -25,6 +25,8 @@ class PowerWindow {
     now_ = load;
   }
   const PowerLoad& now() const { return now_; }
+  // Energy drawn in the open block besides the draw (joules per component).
+  void add_energy(const PowerLoad& joules) { open_ += joules; }
   // Closes the block that ends at `now` and gives the average draw over the last kBlocks blocks.
   PowerLoad close_block(Time now) {
     accrue(now);

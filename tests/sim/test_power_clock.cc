@@ -24,11 +24,15 @@ namespace {
 // clock (2000 MHz at most).
 class PowerCost : public cs::test::TestCost {
  public:
+  double gemm_W = 1000;  // on all 132 SMs
+  double J_per_byte = 0;  // HBM
   bool power_capped() const override { return true; }
-  PowerLoad gemm_power(int, const GemmShape&, int sms) const override { return {1000.0 * sms / 132, 0, 0}; }
+  PowerLoad gemm_power(int, const GemmShape&, int sms) const override { return {gemm_W * sms / 132, 0, 0}; }
+  double hbm_J_per_byte(int) const override { return J_per_byte; }
   Time power_window(int) const override { return Time::ms(40); }
   double power_clock_MHz(int, const PowerLoad& avg) const override {
-    return avg.gemm_W <= 500 ? 2000 : 2000 * 500 / avg.gemm_W;
+    const double w = avg.gemm_W + avg.hbm_W;
+    return w <= 500 ? 2000 : 2000 * 500 / w;
   }
   double gemm_stretch(int, double MHz) const override { return 2000 / MHz; }
 };
@@ -118,6 +122,32 @@ TEST_CASE("GEMM bursts with gaps stay at the full clock where back-to-back ones 
   Run again;
   run(again, 20, 5, 0);
   CHECK(again.r.makespan == packed.r.makespan);
+}
+
+TEST_CASE("the bytes a GPU's HBM moves draw power too: a copy beside a GEMM clocks it down", "[sim][power]") {
+  // A 100 ms GEMM drawing 400 W alone stays within the limit; beside it, a copy-engine send of
+  // 8 GB at 100 GB/s (80 ms) reads 100 GB/s from its HBM at 5 nJ a byte: 500 W more.
+  const auto gemm_end = [](bool send) {
+    World w(2, {{"compute", 132}}, Bandwidth::gbytes_per_s(100), Time());
+    PowerCost cost;
+    cost.gemm_W = 400;
+    cost.J_per_byte = 5e-9;
+    OpGraph g;
+    const auto gemm = g.add_gemm(g.add_stream(0, 0, "compute"), gemm_of_ms(100), "gemm");
+    if (send) g.add_send(g.add_stream(0, 0, "p2p"), 1, 8e9, "send", cs::sim::Mover::kCopyEngine);
+    cs::sim::Executor exec(w.engine, w.net, w.routing, cost, w.pools, g);
+    const auto r = exec.run();
+    REQUIRE(r.stuck_ops.empty());
+    return std::make_pair(r.ops[gemm.v].end, r.gemm_mean_MHz[0]);
+  };
+  const auto [alone, alone_MHz] = gemm_end(false);
+  CHECK(alone.to_ms() == Approx(ms_of(gemm_of_ms(100))).epsilon(1e-9));
+  CHECK(alone_MHz == Approx(2000));
+  const auto [beside, beside_MHz] = gemm_end(true);
+  // 900 W once the window is full (from 40 to 80 ms): 1111 MHz, the GEMM at 0.56 of its speed;
+  // the full clock before the window passes the limit (22 ms) and once the send has left it.
+  CHECK(beside.to_ms() > alone.to_ms() * 1.3);
+  CHECK(beside_MHz < 1600);
 }
 
 TEST_CASE("without a power limit nothing is clocked and no clock is reported", "[sim][power]") {
