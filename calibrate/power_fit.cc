@@ -89,34 +89,36 @@ const PowerPhase* steady_twin(const PowerResponse& r, const PowerPhase& p) {
   return nullptr;
 }
 
-void fit_window(const PowerResponse& r, PowerFit& f) {
-  const auto sse = [&](double window_ms, std::vector<PowerOnsetRow>* rows) {
-    double sum = 0;
-    int n = 0;
-    for (const PowerPhase& p : r.phases) {
-      if (p.kind != "bf16_gemm" && p.kind != "fp8_gemm") continue;
-      const PowerPhase* twin = steady_twin(r, p);
-      if (!twin) throw hw::UserError(r.file, 0, 0, "phase " + p.name + ": no steady phase of the same kind and SMs");
-      const Onset o = simulate_onset(f.model, p, twin->first_call_s, window_ms);
-      PowerOnsetRow row{p.name, static_cast<int>(o.measured_s.size())};
-      double rel2 = 0;
-      for (size_t i = 0; i < o.measured_s.size(); ++i) {
-        const double e = o.predicted_s[i] / o.measured_s[i] - 1;
-        rel2 += e * e;
-        row.measured_mean_call_s += o.measured_s[i] / o.measured_s.size();
-        row.predicted_mean_call_s += o.predicted_s[i] / o.measured_s.size();
-      }
-      row.rms_call_error = o.measured_s.empty() ? 0 : std::sqrt(rel2 / o.measured_s.size());
-      sum += rel2, n += row.calls;
-      if (rows) rows->push_back(row);
+// Mean squared relative error of every GEMM call of the phases' first seconds, at `window_ms`;
+// each phase's row appended to `rows` when given.
+double onset_sse(const hw::PowerModel& m, const PowerResponse& r, double window_ms, std::vector<PowerOnsetRow>* rows) {
+  double sum = 0;
+  int n = 0;
+  for (const PowerPhase& p : r.phases) {
+    if (p.kind != "bf16_gemm" && p.kind != "fp8_gemm") continue;
+    const PowerPhase* twin = steady_twin(r, p);
+    if (!twin) throw hw::UserError(r.file, 0, 0, "phase " + p.name + ": no steady phase of the same kind and SMs");
+    const Onset o = simulate_onset(m, p, twin->first_call_s, window_ms);
+    PowerOnsetRow row{p.name, static_cast<int>(o.measured_s.size())};
+    double rel2 = 0;
+    for (size_t i = 0; i < o.measured_s.size(); ++i) {
+      const double e = o.predicted_s[i] / o.measured_s[i] - 1;
+      rel2 += e * e;
+      row.measured_mean_call_s += o.measured_s[i] / o.measured_s.size();
+      row.predicted_mean_call_s += o.predicted_s[i] / o.measured_s.size();
     }
-    return n ? sum / n : 0.0;
-  };
+    row.rms_call_error = o.measured_s.empty() ? 0 : std::sqrt(rel2 / o.measured_s.size());
+    sum += rel2, n += row.calls;
+    if (rows) rows->push_back(row);
+  }
+  return n ? sum / n : 0.0;
+}
+
+void fit_window(const PowerResponse& r, PowerFit& f) {
   double best = -1, best_ms = 0;
   for (int ms = 4; ms <= 200; ++ms)
-    if (const double e = sse(ms, nullptr); best < 0 || e < best) best = e, best_ms = ms;
+    if (const double e = onset_sse(f.model, r, ms, nullptr); best < 0 || e < best) best = e, best_ms = ms;
   f.model.window_ms = best_ms;
-  f.rms_onset_error = std::sqrt(sse(best_ms, &f.onsets));
 }
 
 }  // namespace
@@ -256,7 +258,14 @@ PowerFit fit_power(const PowerResponse& r) {
   m.clock_stretch = std::clamp(median(stretch), 0.0, 1.0);
   if (!(m.fp8_pJ_per_flop > 0) || !(m.hbm_pJ_per_byte > 0) || !(m.bf16_pJ_per_flop > 0) || !(m.static_W < m.limit_W))
     throw hw::UserError(r.file, 0, 0, "the phases give a power model that is not physical (an energy not above 0)");
-  // Each phase predicted back: its power at the measured clock and rate, the clock the limit leaves
+  fit_window(r, f);
+  static_cast<PowerPrediction&>(f) = predict_power(m, r);
+  return f;
+}
+
+PowerPrediction predict_power(const hw::PowerModel& m, const PowerResponse& r) {
+  PowerPrediction f;
+  // Each steady phase: its power at the measured clock and rate, the clock the limit leaves
   // for its load (its first calls' time at the maximum clock), and its calls' time at that clock.
   for (const PowerPhase& p : r.phases) {
     if (p.kind == "idle" || !p.steady) continue;
@@ -273,7 +282,7 @@ PowerFit fit_power(const PowerResponse& r) {
     f.worst_call_error = std::max(f.worst_call_error, std::abs(row.predicted_call_s / row.measured_call_s - 1));
     f.rows.push_back(row);
   }
-  fit_window(r, f);
+  f.rms_onset_error = std::sqrt(onset_sse(m, r, m.window_ms, &f.onsets));
   return f;
 }
 

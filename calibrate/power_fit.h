@@ -69,14 +69,20 @@ struct PowerOnsetRow {
   double rms_call_error = 0;  // relative, call by call
 };
 
-struct PowerFit {
-  hw::PowerModel model;
+// A power model's predictions of a response's phases.
+struct PowerPrediction {
   std::vector<PowerFitRow> rows;
   std::vector<PowerOnsetRow> onsets;
   double worst_power_error = 0, worst_clock_error = 0, worst_call_error = 0;  // relative, over rows
   double rms_onset_error = 0;  // over every call of the onsets, at window_ms
 };
 
+struct PowerFit : PowerPrediction {
+  hw::PowerModel model;
+};
+
 PowerFit fit_power(const PowerResponse& r);
+// Each phase of `r` predicted by `m` (fitted from it, or carried from another GPU's response).
+PowerPrediction predict_power(const hw::PowerModel& m, const PowerResponse& r);
 
 }  // namespace cs::calibrate

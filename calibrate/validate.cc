@@ -152,13 +152,34 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
     k.label = c.label();
     k.measured_us = c.iteration_us;
     k.predicted_us = simulate_pipeline_step(p, gpu, c, set.sources[c.source].file).to_seconds() * 1e6;
-    // Every step is beyond the fitted ranges in one way: its sends run on a 1-SM partition (the
-    // bench's copy engine takes none), below any all-to-all the profile measured. Flagging that
-    // would mark every case and say nothing, so steps are not flagged.
+    // Every step is beyond the fitted ranges in one way: its gradient all-reduce runs on all 132
+    // SMs (stage boundaries go by the copy engine, so the communication partition holds none),
+    // above any all-to-all the profile measured. Flagging that would mark every case and say
+    // nothing, so steps are not flagged.
     k.held_out = true;
     v.cases.push_back(k);
   }
   v.pipeline = stats(v.cases, "pipeline", false);
+  // GEMM calls under the power limit: each steady phase's settled call, and each GEMM phase's
+  // first second (the controller catching up, duty cycles included), at the profile's clock model.
+  // Held out unless the profile's power section was fitted from this very file.
+  if (p.power.present())
+    for (const PowerResponse& r : set.power) {
+      const auto it = p.power_params.find("window_ms");
+      const bool fitted = it != p.power_params.end() && it->second.source.find(r.file) != std::string::npos;
+      const PowerPrediction pp = predict_power(p.power, r);
+      for (const PowerFitRow& row : pp.rows) {
+        if (row.phase.find("copy") != std::string::npos) continue;
+        char label[120];
+        std::snprintf(label, sizeof label, "%s settled call (%.0f MHz measured, %.0f predicted)", row.phase.c_str(),
+                      row.measured_MHz, row.predicted_MHz);
+        v.cases.push_back({"power", label, row.measured_call_s * 1e6, row.predicted_call_s * 1e6, !fitted, false});
+      }
+      for (const PowerOnsetRow& row : pp.onsets)
+        v.cases.push_back({"power", row.phase + " mean call over its first second", row.measured_mean_call_s * 1e6,
+                           row.predicted_mean_call_s * 1e6, !fitted, false});
+    }
+  v.power = stats(v.cases, "power", false);
   v.gemm_held = stats(v.cases, "gemm", true);
   v.gemm_all = stats(v.cases, "gemm", false);
   v.gemm_bf16_held = stats(v.cases, "gemm_bf16", true);

@@ -13,7 +13,7 @@
 namespace cs::calibrate {
 
 struct CaseCheck {
-  std::string kind;   // gemm | gemm_bf16 | all_to_all | attention | memory_bound | overlap (the window's makespan) | pipeline (a step)
+  std::string kind;   // gemm | gemm_bf16 | all_to_all | attention | memory_bound | overlap (the window's makespan) | pipeline (a step) | power (a GEMM call under the power limit)
   std::string label;  // the shape or the size, with the SMs
   double measured_us = 0, predicted_us = 0;
   bool held_out = false;
@@ -41,6 +41,7 @@ struct Validation {
   FitStats attention, memory_bound;  // the calls the fit used (the profile's kernels section)
   FitStats overlap;   // never fitted: every case is held out
   FitStats pipeline;  // whole pipeline-parallel steps; never fitted: every case is held out
+  FitStats power;     // GEMM calls under the power limit (kernels/torch/power_response.py)
   std::vector<OverlapOptimum> optima;
 };
 

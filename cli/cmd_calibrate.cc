@@ -59,6 +59,7 @@ void print_validation(const calibrate::Validation& v, bool every_case) {
   if (v.memory_bound.cases > 0) print_stats("memory-bound (fitted)", v.memory_bound);
   if (v.overlap.cases > 0) print_stats("overlap makespan (unfitted)", v.overlap);
   if (v.pipeline.cases > 0) print_stats("pipeline step (unfitted)", v.pipeline);
+  if (v.power.cases > 0) print_stats("GEMM call, power limit", v.power);
   for (const auto& o : v.optima) {
     std::printf("  best all-to-all SMs for %d GEMMs + %d all-to-alls of %s: measured %d, predicted %d (%d sweep steps apart)\n",
                 o.gemms, o.a2as, o.shape.c_str(), o.measured_best, o.predicted_best, o.steps_apart);

@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/measurements.h"
 #include "calibrate/power_fit.h"
+#include "calibrate/validate.h"
+#include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 #include "hw/power_model.h"
 #include "hw/user_error.h"
@@ -385,4 +388,23 @@ TEST_CASE("the power fits of the H200 and H100 measurements are physical, agree 
     INFO(hw::PowerModel::param_name(i));
     CHECK(h200->power.*kFields[i] == Approx(fits[0].model.*kFields[i]).epsilon(1e-9));
   }
+}
+
+TEST_CASE("validate predicts the H100's power-limited GEMM calls with the H200's power model, held out", "[calibrate][power]") {
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(cs::test::source_dir() + "/calibrate/data/h100/power_response.json", set);
+  REQUIRE(set.power.size() == 1);
+  const calibrate::Validation v =
+      calibrate::validate_profile(*hw::find_profile("h100"), *hw::find_gpu("h100"), set, calibrate::kBundledHoldoutEvery);
+  // 5 settled GEMM phases and 8 first seconds (5 steady, 3 duty cycles), none fitted on the H100.
+  CHECK(v.power.cases == 13);
+  for (const calibrate::CaseCheck& c : v.cases) {
+    INFO(c.label);
+    CHECK(c.kind == "power");
+    CHECK(c.held_out);
+  }
+  // Today 1.7% median, 3.1% worst: the H100 clocks lower than the H200 model says (1350 against
+  // 1470 MHz on 132 SMs) but its GEMMs follow the clock less.
+  CHECK(v.power.median_error < 0.03);
+  CHECK(v.power.worst_error < 0.05);
 }
