@@ -1,4 +1,4 @@
-// Pipeline-parallel steps (kernels/torch/pipeline_step.py, calibrate/data/h100/pipeline_step.json):
+// Pipeline-parallel steps (kernels/torch/pipeline_step.py, calibrate/data/h100 and h200/pipeline_step.json):
 // what the reader refuses, and the whole steps simulated under the H200 profile carried to the H100,
 // which never saw a pipeline (every case held out).
 #include <catch2/catch.hpp>
@@ -106,32 +106,33 @@ TEST_CASE("pipeline steps: tokens that are not the generator's order refuse the 
              Contains("the schedule generator changed since the measurement"));
 }
 
-TEST_CASE("pipeline steps: the carried H100 profile predicts every measured step within 12%",
+TEST_CASE("pipeline steps: the H200 profile and the H100's carried from it predict every measured step within 5%",
           "[calibrate][pipeline][data]") {
-  calibrate::MeasurementSet set;
-  calibrate::read_measurements(data_file(), set);
-  REQUIRE(!set.pipelines.empty());
-  const calibrate::Validation v = calibrate::validate_profile(carried_h100(), *hw::find_gpu("h100"), set, 4);
-  CHECK(v.pipeline.cases == static_cast<int>(set.pipelines.size()));
-  std::vector<double> pred_1f1b, meas_1f1b, pred_dualpipe, meas_dualpipe;
-  for (const calibrate::CaseCheck& c : v.cases) {
-    REQUIRE(c.kind == "pipeline");
-    INFO(c.label << ": measured " << c.measured_us << " us, predicted " << c.predicted_us << " us");
-    CHECK(c.held_out);
-    CHECK(std::abs(c.error()) < 0.12);
-    const std::string kind = c.label.substr(0, c.label.find(' '));
-    if (kind == "1f1b") pred_1f1b.push_back(c.predicted_us), meas_1f1b.push_back(c.measured_us);
-    if (kind == "dualpipe") pred_dualpipe.push_back(c.predicted_us), meas_dualpipe.push_back(c.measured_us);
+  for (const char* gpu : {"h200", "h100"}) {
+    INFO(gpu);
+    calibrate::MeasurementSet set;
+    calibrate::read_measurements(test::source_dir() + "/calibrate/data/" + gpu + "/pipeline_step.json", set);
+    REQUIRE(set.pipelines.size() == 10);
+    const hw::GpuProfile profile = std::string(gpu) == "h200" ? *hw::find_profile("h200") : carried_h100();
+    const calibrate::Validation v = calibrate::validate_profile(profile, *hw::find_gpu(gpu), set, 4);
+    CHECK(v.pipeline.cases == 10);
+    std::vector<double> pred_1f1b, meas_1f1b, pred_dualpipe, meas_dualpipe;
+    for (const calibrate::CaseCheck& c : v.cases) {
+      REQUIRE(c.kind == "pipeline");
+      INFO(c.label << ": measured " << c.measured_us << " us, predicted " << c.predicted_us << " us");
+      CHECK(c.held_out);
+      // The issue's bound. Today every case is short: H200 2.0-4.8%, 3.4% at the median; H100
+      // 0.4-3.5%, 1.8% (2026-11-26: BF16 at its measured rates, copy-engine sends, the clock
+      // under the power limit).
+      CHECK(std::abs(c.error()) < 0.05);
+      const std::string kind = c.label.substr(0, c.label.find(' '));
+      if (kind == "1f1b") pred_1f1b.push_back(c.predicted_us), meas_1f1b.push_back(c.measured_us);
+      if (kind == "dualpipe") pred_dualpipe.push_back(c.predicted_us), meas_dualpipe.push_back(c.measured_us);
+    }
+    CHECK(calibrate::fit_stats(pred_1f1b, meas_1f1b).cases == 3);
+    CHECK(calibrate::fit_stats(pred_dualpipe, meas_dualpipe).cases == 3);
+    CHECK(v.pipeline.median_error < 0.04);
   }
-  // Predicted 0.4-7.0% below measured, 3.9% at the median (2026-11-25, BF16 at its measured rates,
-  // copy-engine sends, 132 compute SMs; the clock under BF16 load is what is missing).
-  const calibrate::FitStats f1 = calibrate::fit_stats(pred_1f1b, meas_1f1b);
-  const calibrate::FitStats dp = calibrate::fit_stats(pred_dualpipe, meas_dualpipe);
-  CHECK(f1.cases == 3);
-  CHECK(dp.cases == 3);
-  CHECK(f1.median_error < 0.10);
-  CHECK(dp.median_error < 0.10);
-  CHECK(v.pipeline.median_error < 0.07);
 }
 
 TEST_CASE("pipeline steps: the profile in memory runs as a scenario naming its file would", "[calibrate][pipeline]") {

@@ -390,6 +390,19 @@ TEST_CASE("the power fits of the H200 and H100 measurements are physical, agree 
   }
 }
 
+TEST_CASE("validate predicts another H200's power-limited GEMM calls, held out", "[calibrate][power]") {
+  // GPU 1 of the two-H200 host (the fit's file is a one-H200 machine's): another board, the same
+  // clocks under each load (1455, 1695 and 1395 MHz); today 1.0% median, 3.1% worst.
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(cs::test::source_dir() + "/calibrate/data/h200/power_response_gpu1.json", set);
+  const calibrate::Validation v =
+      calibrate::validate_profile(*hw::find_profile("h200"), *hw::find_gpu("h200"), set, calibrate::kBundledHoldoutEvery);
+  CHECK(v.power.cases == 13);
+  for (const calibrate::CaseCheck& c : v.cases) CHECK(c.held_out);
+  CHECK(v.power.median_error < 0.02);
+  CHECK(v.power.worst_error < 0.05);
+}
+
 TEST_CASE("validate predicts the H100's power-limited GEMM calls with the H200's power model, held out", "[calibrate][power]") {
   calibrate::MeasurementSet set;
   calibrate::read_measurements(cs::test::source_dir() + "/calibrate/data/h100/power_response.json", set);

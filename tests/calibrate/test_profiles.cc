@@ -220,7 +220,7 @@ TEST_CASE("BF16 GEMMs run on their measured rates: faster than the FP8 fit's dat
   const hw::GpuProfile& h200 = *hw::find_profile("h200");
   REQUIRE(h200.gemm_bf16.present());
   CHECK(h200.gemm_bf16_params.at("sm_tflops").origin == "measured");
-  CHECK(h200.gemm_bf16_params.at("sm_tflops").source.find("calibrate/data/h100/bf16_gemm.json") != std::string::npos);
+  CHECK(h200.gemm_bf16_params.at("sm_tflops").source.find("calibrate/data/h200/bf16_gemm.json") != std::string::npos);
   // The mechanism: FP8 with block scaling pays for scaling partial sums, BF16 does not, so BF16
   // runs at more than half the FP8 rate, per SM and chip-wide.
   CHECK(h200.gemm_bf16.sm_tflops > 0.55 * h200.gemm.sm_tflops);
