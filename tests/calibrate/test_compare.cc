@@ -243,23 +243,29 @@ workload:
   }
 }
 
-TEST_CASE("the committed two-H100 DualPipe trace: rank 0 runs the GEMMs the simulated schedule gives it", "[compare][data]") {
-  const cs::models::Scenario sc =
-      cs::models::load_scenario_file(cs::test::source_dir() + "/scenarios/pipeline-dualpipe-h100x2.yaml");
-  const CompareReport r =
-      compare_scenario(sc, cs::test::source_dir() + "/calibrate/data/h100/kineto_pipeline_dualpipe_m08.json");
-  std::map<std::string, ClassRow> rows;
-  for (const ClassRow& c : r.classes) rows[class_name(c.cls)] = c;
-  // Rank 0 holds 4 layers of each direction (8 micro-batches: 4 per direction, each through one of
-  // its two stages): 8 forwards and 8 backwards of 4 layers x 4 linears (forward: 1 GEMM, backward:
-  // 2), 8 x 16 x 3 = 384, plus the head of its direction-1 stage (4 micro-batches x 3) = 396.
-  CHECK(rows["gemm"].measured_count == 396);
-  CHECK(rows["gemm"].simulated_count == 396);
-  // GEMMs within 10% on the profile's measured BF16 rates (carried at the datasheet's half of the
-  // FP8 ones they came out 18% slow).
-  CHECK(rows["gemm"].measured_ms > 200);
-  CHECK(std::abs(rows["gemm"].error_pct()) < 10);
-  CHECK(rows["attention"].measured_ms > 0);
+TEST_CASE("the committed two-H100 and two-H200 DualPipe traces: rank 0 runs the GEMMs the simulated schedule gives it",
+          "[compare][data]") {
+  for (const char* gpu : {"h100", "h200"}) {
+    INFO(gpu);
+    const cs::models::Scenario sc = cs::models::load_scenario_file(cs::test::source_dir() + "/scenarios/pipeline-dualpipe-" +
+                                                                   gpu + "x2.yaml");
+    const CompareReport r = compare_scenario(
+        sc, cs::test::source_dir() + "/calibrate/data/" + gpu + "/kineto_pipeline_dualpipe_m08.json");
+    std::map<std::string, ClassRow> rows;
+    for (const ClassRow& c : r.classes) rows[class_name(c.cls)] = c;
+    // Rank 0 holds 4 layers of each direction (8 micro-batches: 4 per direction, each through one
+    // of its two stages): 8 forwards and 8 backwards of 4 layers x 4 linears (forward: 1 GEMM,
+    // backward: 2), 8 x 16 x 3 = 384, plus the head of its direction-1 stage (4 x 3) = 396.
+    CHECK(rows["gemm"].measured_count == 396);
+    CHECK(rows["gemm"].simulated_count == 396);
+    // GEMMs within 5% on the profile's measured BF16 rates and the clock under the power limit
+    // (1.2% and 1.6% slow when written; carried at the datasheet's half of the FP8 rates they came
+    // out 18% slow).
+    CHECK(rows["gemm"].measured_ms > 200);
+    CHECK(std::abs(rows["gemm"].error_pct()) < 5);
+    CHECK(rows["attention"].measured_ms > 0);
+    CHECK(std::abs(rows["attention"].error_pct()) < 10);
+  }
 }
 
 TEST_CASE("compare lines a pipeline scenario up with the bench's matching case, task by task", "[compare][data]") {
@@ -281,7 +287,7 @@ TEST_CASE("compare lines a pipeline scenario up with the bench's matching case, 
     CHECK(t.simulated_median_ms > 0);
   }
   CHECK(kinds["forward_backward"].measured_count == 10);
-  // A pair is about a forward and a backward; the step within 10% (5.8% short when written).
+  // A pair is about a forward and a backward; the step within 10% (3.2% short when written).
   CHECK(kinds["forward_backward"].simulated_median_ms ==
         Approx(kinds["forward"].simulated_median_ms + kinds["backward"].simulated_median_ms).epsilon(0.15));
   CHECK(std::abs(r.simulated_step_ms / r.measured_step_ms - 1) < 0.10);
