@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "hw/calibrated_cost.h"
 #include "hw/user_error.h"
 #include "sim/power_window.h"
 
@@ -40,8 +41,9 @@ void driver_limits(const std::string& line, const std::string& file, double* max
 sim::PowerLoad phase_load(const hw::PowerModel& m, const PowerPhase& p) {
   if (p.kind == "copy") return {0, 0, p.work_per_call * m.hbm_pJ_per_byte * 1e-12 / p.steady_call_s};
   const double pJ = p.kind == "fp8_gemm" ? m.fp8_pJ_per_flop : m.bf16_pJ_per_flop;
-  // Its HBM draw at the maximum clock's rate: the simulator's controller, too, takes the bytes a
-  // window moved as a draw that does not move with the clock.
+  // Its HBM draw at the maximum clock's rate. (In a simulation a GEMM's bytes move at its
+  // stretched rate; the controller then solves for the clock taking the window's bytes as they
+  // came, a draw it does not re-scale with the clock.)
   return {p.work_per_call * pJ * 1e-12 / p.first_call_s, 0, p.hbm_bytes_per_call * m.hbm_pJ_per_byte * 1e-12 / p.first_call_s};
 }
 
@@ -115,6 +117,11 @@ double onset_sse(const hw::PowerModel& m, const PowerResponse& r, double window_
 }
 
 void fit_window(const PowerResponse& r, PowerFit& f) {
+  std::vector<PowerOnsetRow> rows;
+  onset_sse(f.model, r, 50, &rows);
+  int calls = 0;
+  for (const PowerOnsetRow& row : rows) calls += row.calls;
+  if (calls == 0) throw hw::UserError(r.file, 0, 0, "no GEMM call within a burst in any phase's first second: no window");
   double best = -1, best_ms = 0;
   for (int ms = 4; ms <= 200; ++ms)
     if (const double e = onset_sse(f.model, r, ms, nullptr); best < 0 || e < best) best = e, best_ms = ms;
@@ -188,6 +195,8 @@ PowerResponse read_power_response(const json& d, const std::string& file) {
         // Operands in BF16 or FP8 (e4m3), the output in BF16 either way (torch._scaled_mm's out_dtype).
         const double in = ph.kind == "fp8_gemm" ? 1 : 2;
         ph.hbm_bytes_per_call = (mnk[0] * mnk[2] + mnk[2] * mnk[1]) * in + mnk[0] * mnk[1] * 2;
+        ph.shape = {static_cast<int64_t>(mnk[0]), static_cast<int64_t>(mnk[1]), static_cast<int64_t>(mnk[2]),
+                    ph.kind == "fp8_gemm" ? sim::DType::kFp8 : sim::DType::kBf16, 1};
       }
       if (ends.size() < 8 || !(ph.work_per_call > 0)) throw hw::UserError(file, 0, 0, where + ": needs 8 calls or more and their work");
       std::vector<double> steady;
@@ -217,6 +226,15 @@ PowerResponse read_power_response(const json& d, const std::string& file) {
   return r;
 }
 
+void use_gemm_traffic(PowerResponse& r, const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
+  const hw::CalibratedCost cost(gpu, p, hw::ClockLoad::kFit);
+  for (PowerPhase& ph : r.phases) {
+    if (ph.kind != "bf16_gemm" && ph.kind != "fp8_gemm") continue;
+    // As the executor asks: the GEMM's traffic on the SMs it runs on, nothing else on the GPU.
+    if (cost.gemm_cost(0, ph.shape).hbm_bytes > 0) ph.hbm_bytes_per_call = cost.gemm_hbm_bytes(0, ph.shape, ph.sms, 0.0);
+  }
+}
+
 PowerFit fit_power(const PowerResponse& r) {
   PowerFit f;
   hw::PowerModel& m = f.model;
@@ -233,6 +251,10 @@ PowerFit fit_power(const PowerResponse& r) {
   const auto mma_W = [&](const PowerPhase& p) {
     return p.power_W - m.static_W - p.hbm_bytes_per_call * p.work_per_s / p.work_per_call * m.hbm_pJ_per_byte * 1e-12;
   };
+  if (!(m.hbm_pJ_per_byte > 0)) throw hw::UserError(r.file, 0, 0, "the copy phase draws no more than idle: no HBM energy");
+  for (const PowerPhase& p : r.phases)
+    if (p.steady && (p.kind == "bf16_gemm" || p.kind == "fp8_gemm") && !(mma_W(p) > 0))
+      throw hw::UserError(r.file, 0, 0, "phase " + p.name + " draws no more than idle and its HBM traffic: no MMA energy");
   double sx = 0, sy = 0, sxx = 0, sxy = 0;
   int n = 0;
   for (const PowerPhase& p : r.phases) {
@@ -256,8 +278,9 @@ PowerFit fit_power(const PowerResponse& r) {
   }
   if (stretch.empty()) throw hw::UserError(r.file, 0, 0, "no GEMM phase ran below 97% of the maximum clock: no clock_stretch");
   m.clock_stretch = std::clamp(median(stretch), 0.0, 1.0);
-  if (!(m.fp8_pJ_per_flop > 0) || !(m.hbm_pJ_per_byte > 0) || !(m.bf16_pJ_per_flop > 0) || !(m.static_W < m.limit_W))
-    throw hw::UserError(r.file, 0, 0, "the phases give a power model that is not physical (an energy not above 0)");
+  if (!(m.fp8_pJ_per_flop > 0) || !(m.hbm_pJ_per_byte > 0) || !(m.bf16_pJ_per_flop > 0) || !(m.static_W < m.limit_W) ||
+      !(m.voltage_exponent > 0) || !(m.clock_stretch > 0))
+    throw hw::UserError(r.file, 0, 0, "the phases give a power model that is not physical (an energy, the voltage exponent or the clock's share of a GEMM's time not above 0)");
   fit_window(r, f);
   static_cast<PowerPrediction&>(f) = predict_power(m, r);
   return f;

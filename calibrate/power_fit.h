@@ -24,7 +24,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
+#include "sim/op_graph.h"
 
 namespace cs::calibrate {
 
@@ -34,7 +36,9 @@ struct PowerPhase {
   double sm_MHz = 0, power_W = 0, temp_C = 0;  // medians over the second half
   double work_per_s = 0;                       // FLOP/s (GEMMs) or bytes/s (copy), second half
   double work_per_call = 0;
-  double hbm_bytes_per_call = 0;  // GEMMs: operands read once and the output written
+  sim::GemmShape shape;            // GEMMs
+  double hbm_bytes_per_call = 0;  // GEMMs: operands read once and the output written, unless
+                                  // use_gemm_traffic set the profile's traffic model's bytes
   double first_call_s = 0;   // median duration of the 3rd to 5th calls (the clock not yet lowered)
   double steady_call_s = 0;  // median call duration over the second half
   double capped_share = 0;   // share of second-half samples with NVML's "SW power cap" reason
@@ -53,6 +57,10 @@ struct PowerResponse {
 
 // UserError (file, what is missing) on a file that is not power_response.py's or lacks a phase.
 PowerResponse read_power_response(const nlohmann::json& d, const std::string& file);
+// Each GEMM phase's HBM bytes per call as the simulator counts them (the profile's GEMM traffic
+// model on the phase's SMs, the GEMM alone), so that the fit takes off the GEMM's MMA energy the
+// very HBM energy a simulation charges it.
+void use_gemm_traffic(PowerResponse& r, const hw::GpuProfile& p, const hw::GpuSpec& gpu);
 
 struct PowerFitRow {
   std::string phase;  // a steady phase; duty cycles and the first second of each phase are below

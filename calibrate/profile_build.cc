@@ -262,9 +262,10 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     if (set.power.size() > 1) throw hw::UserError(set.power[1].file, 0, 0, "a second power response: give one");
     if (!p.clocks.present())
       throw hw::UserError(set.power[0].file, 0, 0, "the power section needs the clocks section (--sustained-clock-log, --gemm-clock-log)");
-    b.power = fit_power(set.power[0]);
+    PowerResponse r = set.power[0];
+    use_gemm_traffic(r, p, gpu);
+    b.power = fit_power(r);
     p.power = b.power->model;
-    const PowerResponse& r = set.power[0];
     const std::string src = r.file + " (" + r.gpu + ", " + r.date_utc + ")";
     const PowerFit& f = *b.power;
     const auto param = [&](const char* name, double v, const std::string& how) {
@@ -274,13 +275,13 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     param("static_W", p.power.static_W, "the median power over the idle phase");
     param("max_MHz", p.power.max_MHz, "the maximum SM clock nvidia-smi reported");
     param("clock_step_MHz", p.power.clock_step_MHz, "the greatest common divisor of the SM clocks NVML reported");
-    const std::string ls = "least squares of ln((P - static_W - the GEMM's least HBM bytes x hbm_pJ_per_byte) / FLOP rate) on "
+    const std::string ls = "least squares of ln((P - static_W - the GEMM's HBM bytes (the traffic model's) x hbm_pJ_per_byte) / FLOP rate) on "
                            "ln(clock) over the BF16 phases on 32 to 132 SMs "
                            "(second halves), worst power error of any phase " + fmt::format("{:.1f}%", 100 * f.worst_power_error);
     param("voltage_exponent", p.power.voltage_exponent, ls);
     param("bf16_pJ_per_flop", p.power.bf16_pJ_per_flop, ls);
     param("fp8_pJ_per_flop", p.power.fp8_pJ_per_flop,
-          "the FP8 phase's (P - static_W - its least HBM bytes x hbm_pJ_per_byte) / FLOP rate at its clock, at the voltage exponent");
+          "the FP8 phase's (P - static_W - its HBM bytes (the traffic model's) x hbm_pJ_per_byte) / FLOP rate at its clock, at the voltage exponent");
     param("hbm_pJ_per_byte", p.power.hbm_pJ_per_byte, "the copy phase's (P - static_W) / bytes read and written per second");
     param("clock_stretch", p.power.clock_stretch,
           "the median over the clocked-down GEMM phases of (steady call time / first calls' - 1) / (max_MHz / clock - 1)");
@@ -356,7 +357,7 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
   }
   for (auto& [name, param] : p.power_params) {
     param.origin = "carried";
-    param.source = same + (name == "limit_W" ? " and the same 700 W board limit (SXM datasheets: 'up to 700 W')"
+    param.source = same + (name == "limit_W" ? " and the same " + fmt::format("{:.0f}", p.power.limit_W) + " W board limit (SXM datasheets: 'up to 700 W')"
                            : name == "static_W" || name == "hbm_pJ_per_byte"
                                ? "; its HBM's share of this assumed the same (not measured there)"
                                : "") +

@@ -1,6 +1,7 @@
 #include "calibrate/validate.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 
 #include "calibrate/comm_fit.h"
@@ -15,6 +16,17 @@ namespace {
 bool in(const std::map<std::string, hw::ProfileRange>& r, const char* key, double v) {
   const auto it = r.find(key);
   return it == r.end() || it->second.contains(v);
+}
+
+// Whether a parameter's source ("how: FILE (GPU, DATE)", as calibrate fit writes it) names `file`,
+// however either path is spelled.
+bool names_file(const std::string& source, const std::string& file) {
+  const size_t colon = source.rfind(": "), paren = source.rfind(" (");
+  if (colon == std::string::npos || paren == std::string::npos || paren < colon) return false;
+  std::error_code ec1, ec2;
+  const auto a = std::filesystem::weakly_canonical(source.substr(colon + 2, paren - colon - 2), ec1);
+  const auto b = std::filesystem::weakly_canonical(file, ec2);
+  return !ec1 && !ec2 && a == b;
 }
 
 FitStats stats(const std::vector<CaseCheck>& cases, const char* kind, bool held_only) {
@@ -164,9 +176,10 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   // first second (the controller catching up, duty cycles included), at the profile's clock model.
   // Held out unless the profile's power section was fitted from this very file.
   if (p.power.present())
-    for (const PowerResponse& r : set.power) {
+    for (PowerResponse r : set.power) {
+      use_gemm_traffic(r, p, gpu);
       const auto it = p.power_params.find("window_ms");
-      const bool fitted = it != p.power_params.end() && it->second.source.find(r.file) != std::string::npos;
+      const bool fitted = it != p.power_params.end() && names_file(it->second.source, r.file);
       const PowerPrediction pp = predict_power(p.power, r);
       for (const PowerFitRow& row : pp.rows) {
         if (row.phase.find("copy") != std::string::npos) continue;

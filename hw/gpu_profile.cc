@@ -157,6 +157,10 @@ GpuProfile parse_profile(const YamlNode& root) {
     if (!p.clocks.present()) k->fail("'power' needs the 'clocks' section: GEMM times are at its gemm_fit_MHz");
     if (v[1] >= v[0]) k->fail("'power.static_W' must be below 'power.limit_W'");
     if (v[3] >= v[2]) k->fail("'power.clock_step_MHz' must be below 'power.max_MHz'");
+    // The driver steps in MHz, and the controller's window is tens of milliseconds: below a
+    // millisecond its ticks would outnumber every other event of a run.
+    if (v[3] < 1) k->fail("'power.clock_step_MHz' must be at least 1");
+    if (v[9] < 1) k->fail("'power.window_ms' must be at least 1");
     if (v[8] > 1) k->fail("'power.clock_stretch' is a share of a GEMM's time: at most 1");
   }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});

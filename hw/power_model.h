@@ -26,7 +26,7 @@ struct PowerModel {
   double voltage_exponent = 0;  // energy per operation against the clock: (f / max_MHz)^this
   double bf16_pJ_per_flop = 0;  // at max_MHz, BF16 tensor-core FLOPs (attention's too)
   double fp8_pJ_per_flop = 0;   // at max_MHz, FP8 tensor-core FLOPs
-  double hbm_pJ_per_byte = 0;   // HBM bytes read plus written by kernels other than GEMMs
+  double hbm_pJ_per_byte = 0;   // every HBM byte read or written (GEMMs', copies', other kernels')
   double clock_stretch = 0;     // share of a GEMM's time that follows the SM clock
   double window_ms = 0;         // the controller acts on the draw averaged over this long
   static constexpr int kParams = 10;

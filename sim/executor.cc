@@ -46,6 +46,8 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
 ExecResult Executor::run() {
   for (uint32_t o = 0; o < state_.size(); ++o)
     if (state_[o].pending == 0) ready_.push_back(o);
+  if (observer_)  // the clock every GPU starts at, so that a trace's counter has a first value
+    for (int g = 0; g < static_cast<int>(power_.size()); ++g) observer_->on_clock(g, engine_.now(), power_[g].MHz);
   drain();
   engine_.run();
   ExecResult r;
@@ -136,6 +138,7 @@ void Executor::on_compute_share(uint32_t op, int sms) {
     });
   }
   if (!power_.empty()) {
+    if (st.on_hbm && sms > 0) wake_power(s.gpu);  // its bytes draw through its HBM
     const PowerLoad draw = sms == 0 ? PowerLoad{}
                            : gemm   ? cost_.gemm_power(s.gpu, graph_.gemms()[o.payload], sms)
                                     : cost_.compute_power(s.gpu, graph_.computes()[o.payload], sms);
@@ -173,11 +176,12 @@ void Executor::set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref) {
 
 void Executor::wake_power(int gpu) {
   GpuPower& g = power_[gpu];
+  g.last_wake = engine_.now();
   if (g.ticking) return;
   g.ticking = true;
-  // Every flow over its HBM wakes it first (a compute kernel, a comm kernel, a copy-engine send at
-  // either end), and it stopped with none running: the count starts from here.
-  g.hbm_bytes = net_.stats(routing_.hbm(gpu)).bytes;
+  // Every flow over its HBM wakes it (a compute kernel moving bytes, each transfer of a
+  // collective at both ends, a copy-engine send at both ends), and it stops only with none on it:
+  // no byte moves while it sleeps, and its count goes on from its last tick.
   engine_.after(g.window.block(), [this, gpu] { power_tick(gpu); });
 }
 
@@ -202,7 +206,10 @@ void Executor::power_tick(int gpu) {
   }
   // Ticks stop once the GPU has drawn nothing for a whole window and is back at its idle clock, so
   // that a finished run leaves no events behind.
-  if (g.window.idle() && g.MHz == g.idle_MHz && g.running.empty() && net_.load_now(routing_.hbm(gpu)) == Bandwidth())
+  // A flow woken for within the last block may still wait out its path's latency (microseconds),
+  // off the HBM link: the GPU is not quiet yet.
+  if (g.window.idle() && g.MHz == g.idle_MHz && g.running.empty() && net_.load_now(routing_.hbm(gpu)) == Bandwidth() &&
+      now - g.last_wake >= g.window.block())
     g.ticking = false;
   else engine_.after(g.window.block(), [this, gpu] { power_tick(gpu); });
 }
@@ -236,7 +243,6 @@ void Executor::launch_comm(uint32_t op) {
   st.copy_link = net_.add_link("", Bandwidth(), Time());
   SmPool& pool = pools_[s.gpu];
   const int gpu = s.gpu;
-  if (!power_.empty()) wake_power(gpu);  // its bytes draw through its HBM
   st.kernel = pool.start(s.partition, pool.partition(s.partition).sms, [this, op, gpu](int sms) {
     net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms));
   });
@@ -271,6 +277,10 @@ void Executor::start_phase(uint32_t c) {
       path_.push_back(routing_.hbm(dst));  // written at the destination
     } else {
       path_.push_back(routing_.hbm(src));  // a local copy reads and writes the same HBM: twice its bytes
+    }
+    if (!power_.empty()) {  // both HBMs draw for the bytes it moves
+      wake_power(src);
+      wake_power(dst);
     }
     net_.start_flow(path_, t.bytes, FlowNetwork::kUncapped, [this, c] {
       CollectiveState& st = coll_[c];

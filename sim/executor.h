@@ -95,7 +95,7 @@ class Executor {
   // The GPU's power controller: adds the energy of the bytes its HBM moved, closes a block of its
   // window, sets the clock from the window's average draw, and re-rates its running GEMMs when the
   // clock moved. It stops ticking once the GPU is quiet (nothing drawn over a window, nothing
-  // running, no flow on its HBM) and back at its idle clock.
+  // running, no flow on its HBM or started within a block) and back at its idle clock.
   void power_tick(int gpu);
   void launch_comm(uint32_t op);
   void launch_copy_engine(uint32_t op);  // a send by the copy engine (Mover::kCopyEngine)
@@ -134,6 +134,7 @@ class Executor {
     Time since;                    // when `MHz` or `gemms` last changed
     double gemm_MHz_s = 0, gemm_s = 0;  // the clock integrated over the time GEMMs ran
     double hbm_bytes = 0;               // its HBM link's bytes at the last tick
+    Time last_wake;                     // the last flow start over its HBM (or draw) that woke it
   };
   // Starts the GPU's controller ticking if it is not.
   void wake_power(int gpu);

@@ -94,12 +94,14 @@ TEST_CASE("a GEMM that outlasts the power window slows down as the controller se
   const double mean = (2000 * 25 + 1600 * 5 + 2000 * 500 / 750.0 * 5 + 2000 * 500 / 875.0 * 5 + 1000 * (end_ms - 40)) / end_ms;
   REQUIRE(run1.r.gemm_mean_MHz.size() == 1);
   CHECK(run1.r.gemm_mean_MHz[0] == Approx(mean).epsilon(1e-6));
-  // The observer saw each change, from the first one at 25 ms; the last is the idle clock, once the
-  // window has emptied. Then the ticks stop: the run ends (no event left) within a window and a
-  // block of the GEMM's end.
-  REQUIRE(run1.clocks.seen.size() >= 5);
-  CHECK(run1.clocks.seen.front().t == Time::ms(25));
-  CHECK(run1.clocks.seen.front().MHz == 1600);
+  // The observer saw the starting clock at 0, then each change from the first one at 25 ms; the
+  // last is the idle clock, once the window has emptied. Then the ticks stop: the run ends (no
+  // event left) within a window and a block of the GEMM's end.
+  REQUIRE(run1.clocks.seen.size() >= 6);
+  CHECK(run1.clocks.seen[0].t == Time());
+  CHECK(run1.clocks.seen[0].MHz == 2000);
+  CHECK(run1.clocks.seen[1].t == Time::ms(25));
+  CHECK(run1.clocks.seen[1].MHz == 1600);
   CHECK(run1.clocks.seen.back().MHz == 2000);
   CHECK(run1.engine_end > run1.r.makespan);
   CHECK(run1.engine_end <= run1.r.makespan + Time::ms(45));
@@ -112,7 +114,7 @@ TEST_CASE("GEMM bursts with gaps stay at the full clock where back-to-back ones 
   const double ref = ms_of(gemm_of_ms(5));
   CHECK(bursts.r.makespan.to_ms() == Approx(20 * (ref + 15)).epsilon(1e-6));
   CHECK(bursts.r.gemm_mean_MHz[0] == Approx(2000));
-  CHECK(bursts.clocks.seen.empty());
+  CHECK(bursts.clocks.seen.size() == 1);  // the starting clock only
   // Back to back, the same GEMMs run at 1000 MHz once the window is full: far longer.
   Run packed;
   run(packed, 20, 5, 0);
@@ -148,6 +150,35 @@ TEST_CASE("the bytes a GPU's HBM moves draw power too: a copy beside a GEMM cloc
   // the full clock before the window passes the limit (22 ms) and once the send has left it.
   CHECK(beside.to_ms() > alone.to_ms() * 1.3);
   CHECK(beside_MHz < 1600);
+}
+
+TEST_CASE("a memory-bound kernel's bytes and a send's bytes at its destination draw power too", "[sim][power]") {
+  // The GEMM: 100 ms at 400 W alone, within the limit. Before it on its stream, a memory-bound
+  // kernel of 100 ms moving 20 GB (200 GB/s at 5 nJ a byte: 1000 W): the window still holds its
+  // draw when the GEMM starts, so the GEMM starts clocked down.
+  const auto gemm_ms = [](bool memory_bound, bool receive) {
+    World w(2, {{"compute", 132}, {"comm", 0}}, Bandwidth::gbytes_per_s(100), Time());
+    w.cost.copy_per_sm = 1e12;
+    PowerCost cost;
+    cost.gemm_W = 400;
+    cost.J_per_byte = 5e-9;
+    cost.copy_per_sm = 1e12;
+    OpGraph g;
+    const auto s1 = g.add_stream(1, 0, "compute");
+    if (memory_bound) g.add_compute(s1, {100e-3 * 132 * 1e12, 20e9}, "memory-bound");
+    const auto gemm = g.add_gemm(s1, gemm_of_ms(100), "gemm");
+    // GPU 0 sends 8 GB to GPU 1 by an SM kernel: 80 ms at the link's 100 GB/s, written into GPU 1's
+    // HBM; GPU 1 runs no communication kernel of its own.
+    if (receive) g.add_send(g.add_stream(0, 0, "p2p"), 1, 8e9, "send");
+    cs::sim::Executor exec(w.engine, w.net, w.routing, cost, w.pools, g);
+    const auto r = exec.run();
+    REQUIRE(r.stuck_ops.empty());
+    return (r.ops[gemm.v].end - r.ops[gemm.v].start).to_ms();
+  };
+  const double alone = gemm_ms(false, false);
+  CHECK(alone == Approx(ms_of(gemm_of_ms(100))).epsilon(1e-9));
+  CHECK(gemm_ms(true, false) > alone * 1.05);
+  CHECK(gemm_ms(false, true) > alone * 1.3);
 }
 
 TEST_CASE("without a power limit nothing is clocked and no clock is reported", "[sim][power]") {
