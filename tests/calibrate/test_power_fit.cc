@@ -19,9 +19,15 @@
 #include "calibrate/power_fit.h"
 #include "calibrate/validate.h"
 #include "hw/gpu_catalog.h"
+#include "hw/calibrated_cost.h"
 #include "hw/gpu_profile.h"
 #include "hw/power_model.h"
+#include "hw/switch_fabric.h"
 #include "hw/user_error.h"
+#include "sim/engine.h"
+#include "sim/executor.h"
+#include "sim/flow_network.h"
+#include "sim/sm_pool.h"
 #include "sim/power_window.h"
 #include "sim/time.h"
 #include "test_support.h"
@@ -423,4 +429,43 @@ TEST_CASE("validate predicts the H100's power-limited GEMM calls with the H200's
   // 1455 MHz on 132 SMs) but its GEMMs follow the clock less.
   CHECK(v.power.median_error < 0.03);
   CHECK(v.power.worst_error < 0.05);
+}
+
+TEST_CASE("the executor settles back-to-back GEMMs at the clock the H200 held under them", "[calibrate][power]") {
+  // The fit's BF16 phase on 132 SMs run through the engine with the bundled H200 profile: 400 calls
+  // (about 2 s, dozens of windows), the clock it has set by the last call against NVML's median
+  // over the measured phase's second half.
+  const std::string path = cs::test::source_dir() + "/calibrate/data/h200/power_response.json";
+  const calibrate::PowerResponse r = calibrate::read_power_response(json::parse(cs::test::read_file(path)), path);
+  const calibrate::PowerPhase* steady = nullptr;
+  for (const calibrate::PowerPhase& p : r.phases)
+    if (p.name == "step_bf16_132") steady = &p;
+  REQUIRE(steady != nullptr);
+  const hw::GpuProfile& prof = *hw::find_profile("h200");
+  const hw::GpuSpec& gpu = *hw::find_gpu("h200");
+  sim::Engine engine;
+  sim::FlowNetwork net(engine);
+  hw::SwitchFabric fabric(net, hw::SwitchFabricSpec{1, sim::Bandwidth::gbytes_per_s(prof.comm.nvlink_GBps), sim::Time(),
+                                                    sim::Bandwidth::gbytes_per_s(prof.memory.hbm_GBps)});
+  const hw::CalibratedCost cost(gpu, prof, hw::training_clock_load(prof));
+  REQUIRE(cost.power_capped());
+  std::vector<sim::SmPool> pools{sim::SmPool(gpu.sms, {{"compute", gpu.sms}})};
+  sim::OpGraph g;
+  const auto s = g.add_stream(0, 0, "compute");
+  for (int i = 0; i < 400; ++i) g.add_gemm(s, steady->shape, "gemm");
+  struct Clocks : sim::ExecObserver {
+    void on_op_start(uint32_t, sim::Time) override {}
+    void on_op_end(uint32_t, sim::Time) override {}
+    void on_clock(int, sim::Time now, double MHz) override { seen.emplace_back(now, MHz); }
+    std::vector<std::pair<sim::Time, double>> seen;
+  } clocks;
+  sim::Executor exec(engine, net, fabric, cost, pools, g);
+  exec.set_observer(&clocks);
+  const sim::ExecResult res = exec.run();
+  REQUIRE(res.stuck_ops.empty());
+  double settled = 0;
+  for (const auto& [t, MHz] : clocks.seen)
+    if (t < res.makespan) settled = MHz;
+  INFO("settled at " << settled << " MHz, measured " << steady->sm_MHz << "; " << clocks.seen.size() << " clock changes");
+  CHECK(std::abs(settled - steady->sm_MHz) <= 2 * prof.power.clock_step_MHz);
 }

@@ -108,6 +108,11 @@ TEST_CASE("a profile's power section is refused where it cannot hold", "[calibra
   const auto at = hot.find("{value: ", hot.find("  static_W:")) + 8;
   hot.replace(at, hot.find(',', at) - at, "800");
   refused(hot, "'power.static_W' must be below 'power.limit_W'");
+  // A window shorter than a millisecond: ticks that would outnumber every other event.
+  std::string fast = good;
+  const auto w = fast.find("{value: ", fast.find("  window_ms:")) + 8;
+  fast.replace(w, fast.find(',', w) - w, "0.5");
+  refused(fast, "'power.window_ms' must be at least 1");
 }
 
 TEST_CASE("a profile with a parameter missing its source is refused at its line", "[calibrate][profile]") {
