@@ -205,9 +205,8 @@ void Executor::power_tick(int gpu) {
     }
   }
   // Ticks stop once the GPU has drawn nothing for a whole window and is back at its idle clock, so
-  // that a finished run leaves no events behind.
-  // A flow woken for within the last block may still wait out its path's latency (microseconds),
-  // off the HBM link: the GPU is not quiet yet.
+  // that a finished run leaves no events behind; not while a flow woken for within the last block
+  // may still wait out its path's latency (microseconds) off the HBM link.
   if (g.window.idle() && g.MHz == g.idle_MHz && g.running.empty() && net_.load_now(routing_.hbm(gpu)) == Bandwidth() &&
       now - g.last_wake >= g.window.block())
     g.ticking = false;

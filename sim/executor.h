@@ -15,6 +15,10 @@
 // copy link, so a relay GPU's kernel carries the bytes it forwards. Every GPU's HBM link saturates
 // as the cost model says (hbm_saturation_exponent; set on the network when the executor is made);
 // a compute kernel then offers the rate that HBM turns into its time alone (offered_alone).
+// Under a power-capped cost model each GPU's SM clock follows its power limit: a controller ticks
+// every eighth of the cost model's window, averages what the GPU drew over the window (its
+// kernels' tensor-core draw and the bytes its HBM link carried) and sets the clock the cost model
+// gives for it; running GEMMs are re-rated to it (power_tick).
 #pragma once
 
 #include <cstdint>
@@ -22,10 +26,10 @@
 
 #include "sim/collective_plan.h"
 #include "sim/cost_model.h"
-#include "sim/power_window.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/op_graph.h"
+#include "sim/power_window.h"
 #include "sim/routing.h"
 #include "sim/sm_pool.h"
 
