@@ -45,8 +45,8 @@ std::string CalibratedCost::describe() const {
   std::string clocks;
   if (power_capped_) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "; SM clock under the %.0f W power limit, kernel by kernel (GEMMs; copies at %.0f MHz)",
-                  profile_.power.limit_W, running_MHz_);
+    std::snprintf(buf, sizeof buf, "; SM clock under the %.0f W power limit, set from each GPU's draw over %.0f ms (GEMMs; copies at %.0f MHz)",
+                  profile_.power.limit_W, profile_.power.window_ms, running_MHz_);
     clocks = buf;
   } else if (gemm_slowdown_ != 1 || comm_slowdown_ != 1) {
     char buf[160];

@@ -95,6 +95,14 @@ class Sampler:
         self.nvml.nvmlShutdown()
 
 
+def write_json_atomic(path, obj):
+    """Writes obj as compact JSON to path through a temporary file: a killed run leaves no half file."""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, separators=(",", ":"))
+    os.replace(tmp, path)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -112,10 +120,7 @@ def main():
     out = {"schema_version": 1, "program": "kernels/torch/nvml_sampler.py", "period_ms": args.period_ms,
            "gpus": [{"cuda_index": i, "uuid": u, "samples": s.rows[i]} for i, u in enumerate(uuids)],
            "columns": list(Sampler.COLUMNS), "time_axis": "time.perf_counter (CLOCK_MONOTONIC) seconds"}
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(out, f, separators=(",", ":"))
-    os.replace(tmp, args.out)
+    write_json_atomic(args.out, out)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,6 @@ the clock it ran at.
 Usage: python3 power_response.py OUT.json [--quick]
 """
 import argparse
-import json
-import os
 import sys
 import time
 
@@ -34,7 +32,7 @@ import torch.nn.functional as F
 
 from bf16_gemm import green_context
 from common import provenance
-from nvml_sampler import Sampler, cuda_uuid
+from nvml_sampler import Sampler, cuda_uuid, write_json_atomic
 
 SHAPE = (8192, 14336, 14336)  # m, n, k: bf16_gemm.py's largest product
 
@@ -166,10 +164,7 @@ def main():
                                  "clock-event reasons; perf_counter seconds",
                      "check_rel_l2_error": err, "quick": args.quick},
            "phases": phases, "sample_columns": list(Sampler.COLUMNS), "samples": sampler.rows[0]}
-    tmp = args.out + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(out, f, separators=(",", ":"))
-    os.replace(tmp, args.out)
+    write_json_atomic(args.out, out)
 
 
 if __name__ == "__main__":
