@@ -17,8 +17,17 @@ std::vector<bool> gemm_holdout(const std::vector<GemmCase>& cases, int every) {
   return held;
 }
 
+namespace {
+// The parameters are fitted as logarithms (all positive); the overlap exponent as the logarithm of
+// its excess over 1, so that it stays above 1 (the tiled and HBM times at most add up).
+constexpr int kExponent = 6;
+constexpr double kStartExponent = 4.0;
+double to_fit_space(int i, double v) { return i == kExponent ? std::log(v - 1.0) : std::log(v); }
+double from_fit_space(int i, double x) { return i == kExponent ? 1.0 + std::exp(x) : std::exp(x); }
+}  // namespace
+
 hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps) {
-  return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 0.7 * hbm_GBps, 2.0};
+  return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 0.7 * hbm_GBps, 2.0, kStartExponent};
 }
 
 double predict_us(const hw::GemmModel& m, const GemmCase& c, double reference_MHz) {
@@ -73,7 +82,7 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
     if (use.empty() || use[i]) fitted.push_back(&cases[i]);
   const auto to_model = [](const Eigen::VectorXd& x) {
     std::array<double, hw::GemmModel::kParams> a{};
-    for (int i = 0; i < hw::GemmModel::kParams; ++i) a[i] = std::exp(x[i]);
+    for (int i = 0; i < hw::GemmModel::kParams; ++i) a[i] = from_fit_space(i, x[i]);
     return hw::GemmModel::from_array(a);
   };
   const ResidualFn f = [&](const Eigen::VectorXd& x, Eigen::VectorXd& r) {
@@ -82,7 +91,8 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
   };
   Eigen::VectorXd x0(hw::GemmModel::kParams);
   const auto a = start.to_array();
-  for (int i = 0; i < hw::GemmModel::kParams; ++i) x0[i] = std::log(a[i]);
+  for (int i = 0; i < hw::GemmModel::kParams; ++i)
+    x0[i] = to_fit_space(i, i == kExponent && !(a[i] > 1) ? kStartExponent : a[i]);
   GemmFit out;
   if (fitted.empty()) {
     out.model = start;

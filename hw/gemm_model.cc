@@ -1,6 +1,7 @@
 #include "hw/gemm_model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace cs::hw {
@@ -15,7 +16,8 @@ constexpr int64_t kMinSplitKDepth = 4096;
 
 const char* GemmModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"launch_us",   "tile_us",      "sm_tflops",
-                                                  "chip_tflops", "hbm_GBps",    "split_k_us"};
+                                                  "chip_tflops", "hbm_GBps",    "split_k_us",
+                                                  "hbm_overlap_exponent"};
   return kNames[i];
 }
 
@@ -54,6 +56,13 @@ double gemm_model_tile_us(const GemmModel& p, const sim::GemmShape& g, int sms, 
   return (p.tile_us + mma_us) * clock_slowdown;
 }
 
+double gemm_bound_us(const GemmModel& p, double tiled_us, double hbm_us) {
+  const double hi = std::max(tiled_us, hbm_us), lo = std::min(tiled_us, hbm_us);
+  if (p.hbm_overlap_exponent <= 0 || !(hi > 0)) return hi;
+  // hi (1 + (lo / hi)^p)^(1/p): no overflow for large p, and the max when p is.
+  return hi * std::pow(1.0 + std::pow(lo / hi, p.hbm_overlap_exponent), 1.0 / p.hbm_overlap_exponent);
+}
+
 double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale, double clock_slowdown) {
   sms = std::max(1, sms);
   const int64_t tiles = gemm_model_tiles(g);
@@ -61,7 +70,7 @@ double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, doubl
   const double waves = static_cast<double>(ceil_div(tiles * split, sms));
   const double tiled_us = waves * gemm_model_tile_us(p, g, sms, mma_scale, clock_slowdown);
   const double hbm_us = gemm_compulsory_bytes(g) / (p.hbm_GBps * 1e3);
-  return p.launch_us + std::max(tiled_us, hbm_us) + (split > 1 ? p.split_k_us : 0.0);
+  return p.launch_us + gemm_bound_us(p, tiled_us, hbm_us) + (split > 1 ? p.split_k_us : 0.0);
 }
 
 }  // namespace cs::hw

@@ -2,8 +2,9 @@
 // fixed prologue/epilogue plus its MMA time (with one tile shape, streaming its operands costs a
 // time proportional to k too, so a separate streaming rate could not be told apart from the
 // per-SM MMA rate), with the chip's total MMA rate capped (the clock drops when every SM multiplies: our H200
-// sweep gives 12.3 TFLOPS per SM on 16-64 SMs but 10.2 on 132), and never faster than the
-// compulsory HBM bytes allow. A GEMM split in k pays for reducing its slices. calibrate/ fits the
+// sweep gives 12.3 TFLOPS per SM on 16-64 SMs but 10.2 on 132), never faster than the compulsory
+// HBM bytes allow, and slower than either bound alone where the two come close (the overlap
+// exponent below). A GEMM split in k pays for reducing its slices. calibrate/ fits the
 // parameters; CalibratedCost evaluates them.
 //
 //   tile          128 x 128 for every shape (cuBLASLt chose tile 128x128 in all 644 cases of
@@ -13,7 +14,12 @@
 //                 k = 7168 and 16384, never for k <= 2048); waves = ceil(units / sms)
 //   per-SM rate   min(sm_tflops, chip_tflops / busy), busy = min(units, sms)
 //   tile time     tile_us + 2 128 128 k / rate
-//   time          launch_us + max(waves x tile time, bytes / hbm_GBps) + split_k_us when split
+//   time          launch_us + (T^p + H^p)^(1/p) + split_k_us when split, with T = waves x tile
+//                 time, H = bytes / hbm_GBps and p = hbm_overlap_exponent: a tile's pipeline
+//                 overlaps its operand loads with its MMAs, but not perfectly where both take about
+//                 as long (each stage waits for the other now and then), so the time rises above
+//                 max(T, H) near the roofline's knee and tends to it away from it (p absent or 0:
+//                 max(T, H), the model before the exponent was fitted)
 #pragma once
 
 #include <array>
@@ -34,13 +40,15 @@ struct GemmModel {
   double chip_tflops = 0;    // FP8 MMA rate of the whole chip at its loaded clock
   double hbm_GBps = 0;       // compulsory bytes (A and B once, C once) per second, whole chip
   double split_k_us = 0;     // per split-K kernel: reducing the k slices' partial tiles
+  double hbm_overlap_exponent = 0;  // p above (at least 1; 0: the plain max)
 
-  static constexpr int kParams = 6;
+  static constexpr int kParams = 7;
+  static constexpr int kRequiredParams = 6;  // a profile without the exponent takes the plain max
   std::array<double, kParams> to_array() const {
-    return {launch_us, tile_us, sm_tflops, chip_tflops, hbm_GBps, split_k_us};
+    return {launch_us, tile_us, sm_tflops, chip_tflops, hbm_GBps, split_k_us, hbm_overlap_exponent};
   }
   static GemmModel from_array(const std::array<double, kParams>& a) {
-    return {a[0], a[1], a[2], a[3], a[4], a[5]};
+    return {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
   }
   static const char* param_name(int i);
 };
@@ -50,6 +58,8 @@ struct GemmModel {
 // stretches the SM-clock-bound tiles; launch and the HBM bound keep their time.
 double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale = 1.0,
                      double clock_slowdown = 1.0);
+// The tiled time T and the HBM time H combined as above.
+double gemm_bound_us(const GemmModel& p, double tiled_us, double hbm_us);
 // The time of one unit of a wave (a tile, or a tile's k slice when split) on `sms` SMs.
 double gemm_model_tile_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale = 1.0,
                           double clock_slowdown = 1.0);

@@ -101,8 +101,17 @@ GpuProfile parse_profile(const YamlNode& root) {
   if (auto n = m.optional("note")) p.note = n->as_string();
   for (const YamlNode& f : m.required("fitted_from").items()) p.fitted_from.push_back(f.as_string());
   std::array<double, GemmModel::kParams> g{};
-  p.gemm_params = parse_params<GemmModel::kParams>(m.required("gemm"), &GemmModel::param_name, g.data());
+  const YamlNode gemm = m.required("gemm");
+  p.gemm_params = parse_params<GemmModel::kParams>(gemm, &GemmModel::param_name, g.data(), GemmModel::kRequiredParams);
   p.gemm = GemmModel::from_array(g);
+  // The fit searches 1 (the times add) upwards; below 1 the sum of the two would be exceeded.
+  if (p.gemm_params.count("hbm_overlap_exponent") && p.gemm.hbm_overlap_exponent < 1) {
+    std::vector<std::string> keys;
+    for (int i = 0; i < GemmModel::kParams; ++i) keys.emplace_back(GemmModel::param_name(i));
+    YamlMap(YamlMap(gemm, keys).required("hbm_overlap_exponent"), {"value", "origin", "source"})
+        .required("value")
+        .fail("'gemm.hbm_overlap_exponent' must be at least 1 (1: the tiled and HBM times add; larger: nearer their max)");
+  }
   if (const auto k = m.optional("gemm_bf16")) {
     double v[GemmBf16Model::kParams];
     p.gemm_bf16_params = parse_params<GemmBf16Model::kParams>(*k, &GemmBf16Model::param_name, v);

@@ -11,6 +11,7 @@
 #include "calibrate/sim_cases.h"
 #include "calibrate/validate.h"
 #include "hw/calibrated_cost.h"
+#include "hw/gemm_model.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 #include "hw/user_error.h"
@@ -115,6 +116,32 @@ TEST_CASE("a profile's power section is refused where it cannot hold", "[calibra
   refused(fast, "'power.window_ms' must be at least 1");
 }
 
+TEST_CASE("a GEMM overlap exponent below 1 is refused at its value, and without one the plain max", "[calibrate][profile]") {
+  const std::string good = calibrate::profile_yaml(*hw::find_profile("h200"));
+  std::string low = good;
+  const auto at = low.find("{value: ", low.find("  hbm_overlap_exponent:")) + 8;
+  low.replace(at, low.find(',', at) - at, "0.5");
+  try {
+    hw::parse_profile(hw::parse_yaml(low, "bad.yaml"));
+    FAIL("accepted");
+  } catch (const hw::UserError& e) {
+    CHECK(e.line() == static_cast<int>(std::count(low.begin(), low.begin() + static_cast<long>(at), '\n')) + 1);
+    CHECK_THAT(e.message(), Catch::Contains("'gemm.hbm_overlap_exponent' must be at least 1"));
+  }
+  // A profile written before the exponent: the tiled and HBM times' max, as then.
+  std::string old = good;
+  const auto line = old.find("  hbm_overlap_exponent:");
+  old.erase(line, old.find('\n', line) + 1 - line);
+  const hw::GpuProfile p = hw::parse_profile(hw::parse_yaml(old, "old.yaml"));
+  CHECK(p.gemm.hbm_overlap_exponent == 0);
+  const sim::GemmShape g{64, 4096, 65536, sim::DType::kFp8};  // its HBM bytes outlast its tiles
+  const double hbm_us = hw::gemm_compulsory_bytes(g) / (p.gemm.hbm_GBps * 1e3);
+  CHECK(hw::gemm_model_us(p.gemm, g, 132) >= p.gemm.launch_us + hbm_us);
+  CHECK(hw::gemm_bound_us(p.gemm, 3.0, 4.0) == 4.0);
+  CHECK(hw::gemm_bound_us(hw::find_profile("h200")->gemm, 3.0, 4.0) > 4.0);
+  CHECK(hw::gemm_bound_us(hw::find_profile("h200")->gemm, 3.0, 4.0) < 7.0);
+}
+
 TEST_CASE("a profile with a parameter missing its source is refused at its line", "[calibrate][profile]") {
   std::string text = calibrate::profile_yaml(*hw::find_profile("h200"));
   const auto at = text.find("source:", text.find("  tile_us:"));
@@ -157,8 +184,12 @@ TEST_CASE("the H200 profile carried to the H100 predicts our H100 measurements: 
   const calibrate::Validation v = calibrate::validate_profile(h100, *hw::find_gpu("h100"), set, 4);
   CHECK(v.gemm_held.cases == 56);
   CHECK(v.gemm_all.cases == 224);
-  CHECK(v.gemm_all.median_error < 0.07);  // 5.1% (the H200's own fit: 4.3% held out)
-  CHECK(v.gemm_all.worst_error < 0.20);   // 16.2%
+  CHECK(v.gemm_all.median_error < 0.07);  // 3.9% (the H200's own fit: 3.2% held out)
+  // 22.1%: 4096 x 32768 x 512 on 132 SMs, 160 us measured, 195 predicted, as the HBM bound scaled
+  // by 3.35 / 4.8 meets the tiles near the knee; the H100 runs it faster than the H200 (165 us),
+  // so HBM does not bound it on either, and the fitted bound is an effective one (16.2% with the
+  // plain max before the overlap exponent).
+  CHECK(v.gemm_all.worst_error < 0.25);
   CHECK(v.memory_bound.cases == 8);
   CHECK(v.memory_bound.median_error < 0.15);  // 12.2%: HBM scaled by 3.35 / 4.8 (the H200's own: 11.4%)
   // The sustained clock the H800 profile assumes is the H200's: the H100 under the overlap
