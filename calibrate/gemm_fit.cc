@@ -20,7 +20,7 @@ std::vector<bool> gemm_holdout(const std::vector<GemmCase>& cases, int every) {
 namespace {
 // The parameters are fitted as logarithms (all positive); the overlap exponent as the logarithm of
 // its excess over 1, so that it stays above 1 (the tiled and HBM times at most add up).
-constexpr int kExponent = 6;
+constexpr int kExponent = hw::GemmModel::kOverlapExponent;
 constexpr double kStartExponent = 4.0;
 double to_fit_space(int i, double v) { return i == kExponent ? std::log(v - 1.0) : std::log(v); }
 double from_fit_space(int i, double x) { return i == kExponent ? 1.0 + std::exp(x) : std::exp(x); }
@@ -91,6 +91,8 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
   };
   Eigen::VectorXd x0(hw::GemmModel::kParams);
   const auto a = start.to_array();
+  // The fit space has no exponent of 1 or less (log of its excess over 1): a start there (a
+  // profile's plain max, 0) starts from the usual guess instead.
   for (int i = 0; i < hw::GemmModel::kParams; ++i)
     x0[i] = to_fit_space(i, i == kExponent && !(a[i] > 1) ? kStartExponent : a[i]);
   GemmFit out;

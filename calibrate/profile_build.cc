@@ -137,7 +137,9 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
       p.gemm_params[hw::GemmModel::param_name(i)] = {
           g[i], "unconstrained",
           "no measured case depends on it (its regime binds in none): the value the fit left, from a start of " +
-              fmt_double(g0[i]) + " (datasheet); " + gemm_src};
+              fmt_double(g0[i]) +
+              (i == hw::GemmModel::kOverlapExponent ? " (a guess: no datasheet gives it); " : " (datasheet); ") +
+              gemm_src};
   }
   if (!set.bf16_gemms.empty()) {
     const std::vector<bool> held = gemm_holdout(set.bf16_gemms, holdout_every);
@@ -151,7 +153,7 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     b.gemm_bf16 = fit_gemm_bf16(set.bf16_gemms, flip(held), fp8_there, p.clocks.present() ? p.clocks.gemm_fit_MHz : 0);
     p.gemm_bf16 = b.gemm_bf16->model;
     std::snprintf(fitnote, sizeof fitnote,
-                  "fit of %d BF16 cases (%d held out; the FP8 fit's launch, tile, HBM and split-K kept), median "
+                  "fit of %d BF16 cases (%d held out; the FP8 fit's launch, tile, HBM, split-K and overlap exponent kept), median "
                   "error %.1f%%, worst %.1f%%",
                   b.gemm_bf16->fit.cases, b.gemm_bf16_held_out, b.gemm_bf16->fit.median_error * 100,
                   b.gemm_bf16->fit.worst_error * 100);

@@ -90,11 +90,11 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
   b.profile.file = a.out;
   std::printf("profile %s for %s\n", a.out.c_str(), gpu.model.c_str());
   std::printf("gemm (%d iterations%s):\n", b.gemm.iterations, b.gemm.converged ? "" : ", NOT CONVERGED");
-  for (const auto& [name, p] : b.profile.gemm_params) std::printf("  %-14s %12.5g\n", name.c_str(), p.value);
+  for (const auto& [name, p] : b.profile.gemm_params) std::printf("  %-20s %12.5g\n", name.c_str(), p.value);
   std::printf("comm (%d iterations%s):\n", b.comm.iterations, b.comm.converged ? "" : ", NOT CONVERGED");
-  for (const auto& [name, p] : b.profile.comm_params) std::printf("  %-14s %12.5g\n", name.c_str(), p.value);
-  for (const auto& [name, p] : b.profile.clock_params) std::printf("  %-14s %12.5g\n", name.c_str(), p.value);
-  for (const auto& [name, p] : b.profile.memory_params) std::printf("  %-14s %12.5g\n", name.c_str(), p.value);
+  for (const auto& [name, p] : b.profile.comm_params) std::printf("  %-20s %12.5g\n", name.c_str(), p.value);
+  for (const auto& [name, p] : b.profile.clock_params) std::printf("  %-20s %12.5g\n", name.c_str(), p.value);
+  for (const auto& [name, p] : b.profile.memory_params) std::printf("  %-20s %12.5g\n", name.c_str(), p.value);
   std::printf("fit residuals (closed forms, on the cases fitted):\n");
   print_stats("FP8 GEMM", b.gemm.fit);
   print_stats("all-to-all", b.comm.fit);

@@ -1,6 +1,7 @@
 #include "hw/gemm_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdint>
 
@@ -57,9 +58,11 @@ double gemm_model_tile_us(const GemmModel& p, const sim::GemmShape& g, int sms, 
 }
 
 double gemm_bound_us(const GemmModel& p, double tiled_us, double hbm_us) {
+  assert(!std::isnan(tiled_us) && !std::isnan(hbm_us));
+  assert(p.hbm_overlap_exponent == 0 || p.hbm_overlap_exponent >= 1);  // the parser and the fit see to it
   const double hi = std::max(tiled_us, hbm_us), lo = std::min(tiled_us, hbm_us);
-  if (p.hbm_overlap_exponent <= 0 || !(hi > 0)) return hi;
-  // hi (1 + (lo / hi)^p)^(1/p): no overflow for large p, and the max when p is.
+  if (p.hbm_overlap_exponent <= 0 || !(hi > 0) || std::isinf(hi)) return hi;
+  // hi (1 + (lo / hi)^p)^(1/p): no overflow for large p, and tending to the max as p grows.
   return hi * std::pow(1.0 + std::pow(lo / hi, p.hbm_overlap_exponent), 1.0 / p.hbm_overlap_exponent);
 }
 

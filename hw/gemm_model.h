@@ -43,6 +43,7 @@ struct GemmModel {
   double hbm_overlap_exponent = 0;  // p above (at least 1; 0: the plain max)
 
   static constexpr int kParams = 7;
+  static constexpr int kOverlapExponent = 6;  // hbm_overlap_exponent's index in to_array()
   static constexpr int kRequiredParams = 6;  // a profile without the exponent takes the plain max
   std::array<double, kParams> to_array() const {
     return {launch_us, tile_us, sm_tflops, chip_tflops, hbm_GBps, split_k_us, hbm_overlap_exponent};

@@ -93,7 +93,7 @@ TEST_CASE("the GEMM fit recovers known parameters from timings at their own cloc
 }
 
 TEST_CASE("the BF16 fit recovers its two MMA rates on top of an FP8 model", "[calibrate][fit]") {
-  const cs::hw::GemmModel fp8{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0};
+  const cs::hw::GemmModel fp8{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0, 2.5};
   const cs::hw::GemmBf16Model truth{7.1, 820.0};  // not the datasheet's half of the FP8 rates
   std::vector<GemmCase> cases = synthetic_sweep(fp8, 0, [](int) { return 0.0; });
   for (GemmCase& c : cases) {

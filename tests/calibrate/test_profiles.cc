@@ -134,12 +134,24 @@ TEST_CASE("a GEMM overlap exponent below 1 is refused at its value, and without 
   old.erase(line, old.find('\n', line) + 1 - line);
   const hw::GpuProfile p = hw::parse_profile(hw::parse_yaml(old, "old.yaml"));
   CHECK(p.gemm.hbm_overlap_exponent == 0);
-  const sim::GemmShape g{64, 4096, 65536, sim::DType::kFp8};  // its HBM bytes outlast its tiles
-  const double hbm_us = hw::gemm_compulsory_bytes(g) / (p.gemm.hbm_GBps * 1e3);
-  CHECK(hw::gemm_model_us(p.gemm, g, 132) >= p.gemm.launch_us + hbm_us);
+  // 128 x 4096 x 7168 on 64 SMs: 32 tiles split in k over 64 SMs, one wave whose time is about
+  // its weights' streaming time (the knee).
+  const sim::GemmShape g{128, 4096, 7168, sim::DType::kFp8};
+  const hw::GemmModel& bundled = hw::find_profile("h200")->gemm;
+  const auto parts = [&](const hw::GemmModel& m) {
+    return std::pair{hw::gemm_model_tile_us(m, g, 64), hw::gemm_compulsory_bytes(g) / (m.hbm_GBps * 1e3)};
+  };
+  const auto [t_old, h_old] = parts(p.gemm);
+  CHECK(h_old / t_old == Approx(0.9).margin(0.15));
+  CHECK(hw::gemm_model_us(p.gemm, g, 64) == Approx(p.gemm.launch_us + std::max(t_old, h_old) + p.gemm.split_k_us));
+  const auto [t, h] = parts(bundled);
+  CHECK(hw::gemm_model_us(bundled, g, 64) == Approx(bundled.launch_us + hw::gemm_bound_us(bundled, t, h) + bundled.split_k_us));
+  CHECK(hw::gemm_model_us(bundled, g, 64) > bundled.launch_us + std::max(t, h) + bundled.split_k_us + 1.0);
+  // The combination itself: the max without an exponent; with the H200's (3.6) 4 (1 + 0.75^3.6)^(1/3.6).
   CHECK(hw::gemm_bound_us(p.gemm, 3.0, 4.0) == 4.0);
-  CHECK(hw::gemm_bound_us(hw::find_profile("h200")->gemm, 3.0, 4.0) > 4.0);
-  CHECK(hw::gemm_bound_us(hw::find_profile("h200")->gemm, 3.0, 4.0) < 7.0);
+  CHECK(bundled.hbm_overlap_exponent == Approx(3.6).margin(0.01));
+  CHECK(hw::gemm_bound_us(bundled, 3.0, 4.0) == Approx(4.35).margin(0.01));
+  CHECK(hw::gemm_bound_us(bundled, 0.0, 4.0) == 4.0);
 }
 
 TEST_CASE("a profile with a parameter missing its source is refused at its line", "[calibrate][profile]") {
