@@ -37,13 +37,18 @@ def bench_op(name, variant, fn, bytes_moved, elements, runs=30):
     return rec
 
 
-def main():
-    out_path = sys.argv[1]
-    try:  # compiled backwards are timed repeatedly (retain_graph): their saved tensors must stay
+def keep_saved_tensors():
+    """Compiled backwards are timed repeatedly (retain_graph): their saved tensors must stay."""
+    try:
         import torch._functorch.config as fconfig
         fconfig.donated_buffer = False
     except Exception:  # noqa: BLE001
         pass
+
+
+def main():
+    out_path = sys.argv[1]
+    keep_saved_tensors()
     recs = []
     # Copy: 2 GiB each way (L2 is 60 MB).
     n = 1 << 30

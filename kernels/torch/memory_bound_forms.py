@@ -13,14 +13,13 @@ Bytes count each input read once and each output written once (cos/sin left out)
 lists the kernels one call launches (torch.profiler), to match them with a Kineto trace.
 Not read by `clustersim calibrate`: the data for per-kind memory-bound rates.
 Usage: python3 memory_bound_forms.py OUT.json"""
-import json
-import os
 import sys
 
 import torch
 
 from common import provenance
-from memory_bound import E, bench_op, rel
+from memory_bound import E, bench_op, keep_saved_tensors, rel
+from nvml_sampler import write_json_atomic
 import pipeline_model as pm
 
 
@@ -63,11 +62,7 @@ def case(recs, name, variant, fn, bytes_moved, elements, err=None):
 
 def main():
     out_path = sys.argv[1]
-    try:  # compiled backwards are timed repeatedly (retain_graph): their saved tensors must stay
-        import torch._functorch.config as fconfig
-        fconfig.donated_buffer = False
-    except Exception:  # noqa: BLE001
-        pass
+    keep_saved_tensors()
     recs = []
     dev = "cuda"
 
@@ -129,10 +124,7 @@ def main():
                                "dense FFN (16384 x 18432)",
                      "variants": "compiled: pipeline_model.py's torch.compile'd functions; eager: ATen"},
            "cases": recs}
-    tmp = out_path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, out_path)
+    write_json_atomic(out_path, doc)
 
 
 if __name__ == "__main__":
