@@ -1,5 +1,6 @@
 #include "calibrate/measurements.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -193,12 +194,60 @@ void read_memory_bound(const json& d, int source, const std::string& file, Measu
     m.op = field(c, "op", file, where).get<std::string>();
     m.variant = field(c, "variant", file, where).get<std::string>();
     m.bytes = num(c, "bytes", file, where);
-    m.time_us = num(c, "median_ms", file, where) * 1e3;
+    // CUDA events around one call also time its launch, which a kernel under ~100 us does not
+    // hide; the files measured since 2026-11-26 carry the kernels' own device time too.
+    m.time_us = c.contains("kernel_us_per_call") ? num(c, "kernel_us_per_call", file, where)
+                                                 : num(c, "median_ms", file, where) * 1e3;
     m.index = static_cast<int>(i);
     m.source = source;
     set.memory_bound.push_back(m);
   }
   set.notes.push_back(file + ": " + std::to_string(used) + " memory-bound kernels");
+}
+
+// kernels/torch/memory_bound_forms.py: each case's op names its form by prefix. The bench's
+// embedding backward (a dense BF16 table zeroed, then sorted rows summed in) is not the model's
+// (rows added into an FP32 gradient), so it gives no rate; failed cases are left out.
+void read_memory_forms(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  using F = sim::MemoryForm;
+  static const std::pair<const char*, F> kPrefixes[] = {
+      {"swiglu_chunked_fwd", F::kActivation}, {"swiglu_chunked_bwd", F::kActivationBackward},
+      {"rope_fwd", F::kRope},                 {"rope_bwd", F::kRopeBackward},
+      {"layout_copy", F::kLayoutCopy},        {"split_cat", F::kConcat},
+      {"residual_add", F::kResidualAdd},      {"rmsnorm_fwd", F::kNorm},
+      {"rmsnorm_bwd", F::kNormBackward},      {"embedding_fwd", F::kEmbedding},
+      {"loss_fwd", F::kLoss},                 {"loss_bwd", F::kLossBackward}};
+  const json& cases = field(d, "cases", file, "the file");
+  size_t used = 0, gaps = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    if (c.contains("error")) continue;
+    const std::string op = field(c, "op", file, where).get<std::string>();
+    if (op == "launch_gap") {
+      const double g = num(c, "gap_us_median", file, where);
+      if (!(g >= 0)) throw hw::UserError(file, 0, 0, where + ".gap_us_median must not be negative");
+      set.launch_gaps_us.push_back(g);
+      ++gaps;
+      continue;
+    }
+    const auto it = std::find_if(std::begin(kPrefixes), std::end(kPrefixes),
+                                 [&](const auto& pf) { return op.rfind(pf.first, 0) == 0; });
+    if (it == std::end(kPrefixes)) continue;
+    MemoryFormCase m;
+    m.op = op;
+    m.form = it->second;
+    m.bytes = num(c, "bytes", file, where);
+    m.device_us = num(c, "kernel_us_per_call", file, where);
+    if (!(m.bytes > 0) || !(m.device_us > 0))
+      throw hw::UserError(file, 0, 0, where + ": bytes and kernel_us_per_call must be positive");
+    m.index = static_cast<int>(i);
+    m.source = source;
+    set.memory_forms.push_back(m);
+    ++used;
+  }
+  set.notes.push_back(file + ": " + std::to_string(used) + " memory-bound kernel forms, " + std::to_string(gaps) +
+                      " launch-gap measurement" + (gaps == 1 ? "" : "s"));
 }
 
 // kernels/torch/bf16_gemm.py: BF16 GEMMs through F.linear on the whole GPU or a green context.
@@ -315,6 +364,7 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else if (p.program == "cs_overlap") read_overlaps(d, source, path, set);
     else if (p.program == "kernels/torch/attention_bench.py") read_attention(d, source, path, set);
     else if (p.program == "kernels/torch/memory_bound.py") read_memory_bound(d, source, path, set);
+    else if (p.program == "kernels/torch/memory_bound_forms.py") read_memory_forms(d, source, path, set);
     else if (p.program == "ncu_dram_bytes") read_gemm_traffic(d, source, path, set);
     else if (p.program == "kernels/torch/bf16_gemm.py") read_bf16_gemms(d, source, path, set);
     else if (p.program == "ncu_overlap_ranges") read_overlap_traffic(d, source, path, set);
@@ -329,6 +379,7 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     }
     else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
                                          "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py, "
+                                         "kernels/torch/memory_bound_forms.py, "
                                          "kernels/torch/bf16_gemm.py, kernels/torch/pipeline_step.py, kernels/torch/power_response.py, "
                                          "ncu_dram_bytes, ncu_overlap_ranges)");
     set.sources.push_back(p);

@@ -84,7 +84,18 @@ struct MemoryBoundCase {
   std::string op;       // copy, rmsnorm_fwd_7168, swiglu_bwd_18432, ...
   std::string variant;  // eager (ATen's kernels) or compiled (Inductor's fused kernel)
   double bytes = 0;
-  double time_us = 0;
+  double time_us = 0;  // its kernels' device time per call where measured, else one call's CUDA-event time
+  int index = 0;
+  int source = 0;
+};
+
+// One memory-bound kernel form of kernels/torch/memory_bound_forms.py (the pipeline bench's own
+// kernels), by its kernels' device time: `bytes` as the model counts them for that form.
+struct MemoryFormCase {
+  std::string op;  // rmsnorm_bwd_4096, layout_copy_32h, ...
+  sim::MemoryForm form = sim::MemoryForm::kAny;
+  double bytes = 0;
+  double device_us = 0;  // its kernels' device time per call, launches excluded
   int index = 0;
   int source = 0;
 };
@@ -123,6 +134,8 @@ struct MeasurementSet {
   std::vector<OverlapCase> overlaps;
   std::vector<AttentionCase> attentions;
   std::vector<MemoryBoundCase> memory_bound;
+  std::vector<MemoryFormCase> memory_forms;
+  std::vector<double> launch_gaps_us;  // median device gaps between back-to-back kernels, per file
   std::vector<GemmTrafficCase> gemm_traffic;
   std::vector<OverlapTrafficCase> overlap_traffic;
   std::vector<PipelineCase> pipelines;  // kernels/torch/pipeline_step.py (calibrate/pipeline_cases.h)

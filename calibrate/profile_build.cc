@@ -8,6 +8,7 @@
 
 #include "calibrate/load_fit.h"
 #include "calibrate/memory_fit.h"
+#include "calibrate/memory_form_fit.h"
 #include "hw/user_error.h"
 
 namespace cs::calibrate {
@@ -190,8 +191,9 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     const double v[] = {k.model.attn_fwd_us, k.model.attn_fwd_tflops, k.model.attn_bwd_us, k.model.attn_bwd_tflops,
                         k.model.elementwise_GBps};
     const std::string* src[] = {&fwd, &fwd, &bwd, &bwd, &mem};
-    for (int i = 0; i < hw::KernelModel::kParams; ++i)
+    for (int i = 0; i < hw::KernelModel::kRequiredParams; ++i)
       p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
+    apply_measured_memory_forms(set, gpu, p);
   }
   if (const HbmCeiling h = fit_hbm_ceiling(set.overlaps, set.memory_bound); h.cases > 0) {
     const bool torch = h.what.rfind("PyTorch", 0) == 0;
@@ -299,6 +301,18 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   return b;
 }
 
+void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& gpu, hw::GpuProfile& p) {
+  if (set.memory_forms.empty() && set.launch_gaps_us.empty()) return;
+  for (const Provenance& src : set.sources)
+    if (src.program == "kernels/torch/memory_bound_forms.py" && !measured_on(src, gpu.name))
+      throw hw::UserError(src.file, 0, 0, "measured on '" + src.gpu + "', but the profile is for " + gpu.model +
+                                              ": a kernel form's rate is its own GPU's");
+  if (!p.kernels.present())
+    throw hw::UserError("calibrate", 0, 0, "memory-bound forms need a profile with a kernels section (attention and "
+                                           "kernels/torch/memory_bound.py measurements) to add them to");
+  apply_memory_forms(fit_memory_forms(set), sources_of(set, "kernels/torch/memory_bound_forms.py"), p);
+}
+
 hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from_gpu, const hw::GpuSpec& to_gpu) {
   hw::GpuProfile p = from;
   p.gpu = to_gpu.name;
@@ -337,6 +351,15 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
     mem.source = "the " + from_gpu.name + " fit x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
                  fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
     p.kernels.elementwise_GBps = mem.value;
+    // A form's rate carries as the generic one does (HBM-bound); the launch gap is the chip's own.
+    for (int f = 1; f < sim::kMemoryForms; ++f) {
+      const auto it = p.kernel_params.find(hw::KernelModel::param_name(hw::KernelModel::form_param(static_cast<sim::MemoryForm>(f))));
+      if (it == p.kernel_params.end()) continue;
+      it->second.value *= hbm;
+      it->second.source = "the " + from_gpu.name + " measurement x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
+                          fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets); there: " + it->second.source;
+      p.kernels.form_GBps[f] = it->second.value;
+    }
   }
   for (auto& [name, param] : p.clock_params) {
     param.origin = "carried";

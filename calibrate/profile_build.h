@@ -41,6 +41,11 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
 // The profile of `to`, from `from`'s: the same Hopper chip, so the SM-side figures carry over
 // unchanged; the HBM- and NVLink-bound ones scale by the datasheet ratios.
 hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from_gpu, const hw::GpuSpec& to_gpu);
+// Sets the per-form memory-bound rates and the launch gap measured in `set`
+// (kernels/torch/memory_bound_forms.py) on a profile with kernels; nothing when there are none.
+// UserError when they were measured on another GPU than the profile's, or the profile has no
+// kernels section to hold them.
+void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& gpu, hw::GpuProfile& p);
 std::string profile_yaml(const hw::GpuProfile& p);
 // The NVLink latency the simulator puts on a GPU-to-GPU route of one node, microseconds.
 double nvlink_latency_us(const hw::GpuSpec& gpu);

@@ -138,13 +138,26 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
       k.kind = "memory_bound";
       k.label = c.op + " (" + c.variant + ")";
       k.measured_us = c.time_us;
+      // The kernel alone: the measurement does not time the gap before the next kernel.
       k.predicted_us =
-          simulate_kernel(p, gpu, {0, c.bytes, sim::DType::kBf16, sim::ComputeKind::kMemoryBound}).to_seconds() * 1e6;
+          simulate_kernel(p, gpu, {0, c.bytes, sim::DType::kBf16, sim::ComputeKind::kMemoryBound}).to_seconds() * 1e6 -
+          p.kernels.launch_gap_us;
+      v.cases.push_back(k);
+    }
+    for (const MemoryFormCase& c : set.memory_forms) {
+      CaseCheck k;
+      k.kind = "memory_form";
+      k.label = c.op + " (" + sim::memory_form_name(c.form) + ")";
+      k.measured_us = c.device_us;
+      k.predicted_us = simulate_kernel(p, gpu, {0, c.bytes, sim::DType::kBf16, sim::ComputeKind::kMemoryBound, c.form})
+                               .to_seconds() * 1e6 -
+                       p.kernels.launch_gap_us;
       v.cases.push_back(k);
     }
   }
   v.attention = stats(v.cases, "attention", false);
   v.memory_bound = stats(v.cases, "memory_bound", false);
+  v.memory_forms = stats(v.cases, "memory_form", false);
   for (const OverlapCase& c : set.overlaps) {
     CaseCheck k;
     k.kind = "overlap";

@@ -13,7 +13,7 @@
 namespace cs::calibrate {
 
 struct CaseCheck {
-  std::string kind;   // gemm | gemm_bf16 | all_to_all | attention | memory_bound | overlap (the window's makespan) | pipeline (a step) | power (a GEMM call under the power limit)
+  std::string kind;   // gemm | gemm_bf16 | all_to_all | attention | memory_bound | memory_form | overlap (the window's makespan) | pipeline (a step) | power (a GEMM call under the power limit)
   std::string label;  // the shape or the size, with the SMs
   double measured_us = 0, predicted_us = 0;
   bool held_out = false;
@@ -39,6 +39,7 @@ struct Validation {
   FitStats gemm_held, gemm_all, comm_held, comm_all;
   FitStats gemm_bf16_held, gemm_bf16_all;  // BF16 GEMMs, where measured
   FitStats attention, memory_bound;  // the calls the fit used (the profile's kernels section)
+  FitStats memory_forms;             // memory_bound_forms.py's kernels at their forms' rates
   FitStats overlap;   // never fitted: every case is held out
   FitStats pipeline;  // whole pipeline-parallel steps; never fitted: every case is held out
   FitStats power;     // GEMM calls under the power limit (kernels/torch/power_response.py)

@@ -175,8 +175,8 @@ sim::Time CalibratedCost::compute_time(int gpu, const sim::GenericCompute& c, in
     case sim::ComputeKind::kAttentionForward: us = k.attn_fwd_us + c.flops / (k.attn_fwd_tflops * 1e6 * share); break;
     case sim::ComputeKind::kAttentionBackward: us = k.attn_bwd_us + c.flops / (k.attn_bwd_tflops * 1e6 * share); break;
     case sim::ComputeKind::kMemoryBound: {
-      const double GBps = std::min(k.elementwise_GBps, profile_.comm.sm_copy_GBps / comm_slowdown_ * std::max(1, sms));
-      us = std::max(roofline_.compute_time(gpu, c, sms).to_seconds() * 1e6, c.bytes / (GBps * 1e3));
+      const double GBps = std::min(k.memory_GBps(c.form), profile_.comm.sm_copy_GBps / comm_slowdown_ * std::max(1, sms));
+      us = std::max(roofline_.compute_time(gpu, c, sms).to_seconds() * 1e6, c.bytes / (GBps * 1e3)) + k.launch_gap_us;
       break;
     }
     case sim::ComputeKind::kGeneric: break;

@@ -1,6 +1,8 @@
 #include "hw/gpu_profile.h"
 
+#include <array>
 #include <memory>
+#include <string>
 #include <optional>
 
 #include "hw/embedded_catalog.h"
@@ -19,9 +21,14 @@ const char* CommModel::param_name(int i) {
 }
 
 const char* KernelModel::param_name(int i) {
-  static constexpr const char* kNames[kParams] = {"attn_fwd_us", "attn_fwd_tflops", "attn_bwd_us", "attn_bwd_tflops",
-                                                  "elementwise_GBps"};
-  return kNames[i];
+  static const std::array<std::string, kParams> kNames = [] {
+    std::array<std::string, kParams> n{"attn_fwd_us", "attn_fwd_tflops", "attn_bwd_us", "attn_bwd_tflops",
+                                       "elementwise_GBps", "launch_gap_us"};
+    for (int f = 1; f < sim::kMemoryForms; ++f)
+      n[form_param(static_cast<sim::MemoryForm>(f))] = std::string(sim::memory_form_name(static_cast<sim::MemoryForm>(f))) + "_GBps";
+    return n;
+  }();
+  return kNames[i].c_str();
 }
 
 const char* ClockModel::param_name(int i) {
@@ -121,10 +128,12 @@ GpuProfile parse_profile(const YamlNode& root) {
   p.comm_params = parse_params<CommModel::kParams>(m.required("comm"), &CommModel::param_name, c);
   p.comm = CommModel{c[0], c[1], c[2]};
   if (const auto k = m.optional("kernels")) {
-    double v[KernelModel::kParams];
-    p.kernel_params = parse_params<KernelModel::kParams>(*k, &KernelModel::param_name, v);
-    p.kernels = KernelModel{v[0], v[1], v[2], v[3], v[4]};
+    double v[KernelModel::kParams] = {};
+    p.kernel_params = parse_params<KernelModel::kParams>(*k, &KernelModel::param_name, v, KernelModel::kRequiredParams);
+    p.kernels = KernelModel{v[0], v[1], v[2], v[3], v[4], v[KernelModel::kLaunchGap], {}};
+    for (int f = 1; f < sim::kMemoryForms; ++f) p.kernels.form_GBps[f] = v[KernelModel::form_param(static_cast<sim::MemoryForm>(f))];
     if (!p.kernels.present() || v[3] <= 0 || v[4] <= 0) k->fail("'kernels' rates must be positive");
+
   }
   if (const auto k = m.optional("clocks")) {
     double v[ClockModel::kParams];

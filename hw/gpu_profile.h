@@ -4,6 +4,7 @@
 // and the range of the measurements it was fitted on, so a use beyond them can be flagged.
 #pragma once
 
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -46,11 +47,24 @@ struct CommModel {
 // The other kernels of the compute partition. Causal attention (FlashAttention-style, BF16) takes
 // attn_*_us per call plus its FLOPs at attn_*_tflops on the whole GPU, in proportion on fewer SMs,
 // forward and backward apart; memory-bound kernels (norms, activations, casts, residuals) move
-// their bytes at elementwise_GBps, or at the profile's per-SM copy rate on SMs too few to reach it.
+// their bytes at their form's measured rate (<form>_GBps, sim::memory_form_name), elementwise_GBps
+// for a form not measured, or at the profile's per-SM copy rate on SMs too few to reach it, and
+// each is followed by launch_gap_us of idle device (the front end starting the next kernel; the
+// GEMM and attention fits time whole calls, their launch included).
 struct KernelModel {
   double attn_fwd_us = 0, attn_fwd_tflops = 0, attn_bwd_us = 0, attn_bwd_tflops = 0, elementwise_GBps = 0;
-  static constexpr int kParams = 5;
+  double launch_gap_us = 0;                           // optional: 0 where not measured
+  std::array<double, sim::kMemoryForms> form_GBps{};  // by sim::MemoryForm; 0: elementwise_GBps
+  static constexpr int kRequiredParams = 5;
+  static constexpr int kLaunchGap = 5;  // launch_gap_us's index; the forms' rates follow it
+  static constexpr int kParams = kLaunchGap + sim::kMemoryForms;  // kAny's slot is the launch gap's
   static const char* param_name(int i);
+  // The parameter index of a form's rate (f != kAny).
+  static int form_param(sim::MemoryForm f) { return kLaunchGap + static_cast<int>(f); }
+  double memory_GBps(sim::MemoryForm f) const {
+    const double r = form_GBps[static_cast<size_t>(f)];
+    return r > 0 ? r : elementwise_GBps;
+  }
   bool present() const { return attn_fwd_tflops > 0; }  // profiles fitted before these kernels were measured
 };
 

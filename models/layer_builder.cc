@@ -33,6 +33,18 @@ LayerOp LayerBuilder::op(const std::string& name, Pass p, LayerOpKind k, Block b
   return o;
 }
 
+sim::MemoryForm backward_form(sim::MemoryForm f) {
+  using F = sim::MemoryForm;
+  switch (f) {
+    case F::kNorm: return F::kNormBackward;
+    case F::kActivation: return F::kActivationBackward;
+    case F::kRope: return F::kRopeBackward;
+    case F::kEmbedding: return F::kEmbeddingBackward;
+    case F::kLoss: return F::kLossBackward;
+    default: return f;
+  }
+}
+
 LayerBuilder::Unit& LayerBuilder::unit(bool recompute) {
   units_.emplace_back();
   units_.back().recompute = recompute;
@@ -43,7 +55,7 @@ void LayerBuilder::norm(const std::string& name, Block b, double rows, double wi
   // RMSNorm: x^2, sum, scale by 1/rms, scale by gamma (4 per element); LayerNorm adds the mean
   // and the bias (7). Backward about twice the forward, reading x and dy and writing dx.
   const double f = m_.norm == NormKind::kLayerNorm ? 7 : 4;
-  elementwise(name, b, rows * width, f, 2 * kAct, 2 * f, 3 * kAct, recompute);
+  elementwise(name, b, rows * width, f, 2 * kAct, 2 * f, 3 * kAct, recompute, sim::MemoryForm::kNorm);
 }
 
 void LayerBuilder::cast(const std::string& name, Block b, double rows, double width) {
@@ -93,18 +105,29 @@ void LayerBuilder::linear(const std::string& name, Block b, double m, int64_t n,
 }
 
 void LayerBuilder::elementwise(const std::string& name, Block b, double elements, double fwd_flops_per,
-                               double fwd_bytes_per, double bwd_flops_per, double bwd_bytes_per, bool recompute) {
+                               double fwd_bytes_per, double bwd_flops_per, double bwd_bytes_per, bool recompute,
+                               sim::MemoryForm form) {
   Unit& u = unit(recompute);
   LayerOp f = op(name, Pass::kForward, LayerOpKind::kElementwise, b);
   f.flops = elements * fwd_flops_per;
   f.hbm_bytes = elements * fwd_bytes_per;
+  f.form = form;
   u.fwd.push_back(f);
   if (bwd_flops_per > 0 || bwd_bytes_per > 0) {
     LayerOp g = op(name + ".bwd", Pass::kBackwardInput, LayerOpKind::kElementwise, b);
     g.flops = elements * bwd_flops_per;
     g.hbm_bytes = elements * bwd_bytes_per;
+    g.form = backward_form(form);
     u.bwd.push_back(g);
   }
+}
+
+void LayerBuilder::backward_elementwise(const std::string& name, Block b, double elements, double bytes_per,
+                                        sim::MemoryForm form) {
+  LayerOp g = op(name, Pass::kBackwardInput, LayerOpKind::kElementwise, b);
+  g.hbm_bytes = elements * bytes_per;
+  g.form = form;
+  unit(false).bwd.push_back(g);
 }
 
 void LayerBuilder::attention(const std::string& name, int heads, int d_qk, int d_v, int kv_heads) {
@@ -145,13 +168,14 @@ void LayerBuilder::comm(const std::string& name, Block b, CommOp fwd, double fwd
 
 void LayerBuilder::activation(const std::string& name, Block b, double rows, double width, FfnActivation act) {
   if (act == FfnActivation::kSwiglu)  // silu(g) * u: reads 2 inputs, writes 1; backward writes 2 gradients
-    elementwise(name, b, rows * width, 6, 3 * kAct, 10, 5 * kAct);
+    elementwise(name, b, rows * width, 6, 3 * kAct, 10, 5 * kAct, false, sim::MemoryForm::kActivation);
   else  // tanh-approximated GELU
-    elementwise(name, b, rows * width, 8, 2 * kAct, 12, 3 * kAct);
+    elementwise(name, b, rows * width, 8, 2 * kAct, 12, 3 * kAct, false, sim::MemoryForm::kActivation);
 }
 
 void LayerBuilder::residual(const std::string& name, Block b, double rows, double width) {
-  elementwise(name, b, rows * width, 1, 3 * kAct, 1, 3 * kAct);
+  // Backward: the branch's gradient summed into the residual stream's, the same add.
+  elementwise(name, b, rows * width, 1, 3 * kAct, 1, 3 * kAct, false, sim::MemoryForm::kResidualAdd);
 }
 
 std::vector<LayerOp> LayerBuilder::finish() {

@@ -11,6 +11,9 @@
 
 namespace cs::models {
 
+// The form of a forward form's backward kernel (forms without a backward of their own keep it).
+sim::MemoryForm backward_form(sim::MemoryForm f);
+
 class LayerBuilder {
  public:
   LayerBuilder(const ModelSpec& m, const LayerContext& c, std::string prefix);
@@ -24,9 +27,13 @@ class LayerBuilder {
   // `input_shared`: an earlier linear reads the same input, whose transposed FP8 copy serves both.
   void linear(const std::string& name, Block b, double m, int64_t n, int64_t k, int groups, bool bf16,
               bool recompute, double model_share = 1, bool input_shared = false);
-  // Elementwise op with forward and backward FLOPs and bytes per element.
+  // Elementwise op with forward and backward FLOPs and bytes per element; `form` names the
+  // forward kernel's form (its backward's is backward_form(form)).
   void elementwise(const std::string& name, Block b, double elements, double fwd_flops_per, double fwd_bytes_per,
-                   double bwd_flops_per, double bwd_bytes_per, bool recompute = false);
+                   double bwd_flops_per, double bwd_bytes_per, bool recompute = false,
+                   sim::MemoryForm form = sim::MemoryForm::kAny);
+  // A memory-bound op of the input backward only, placed in reverse order like the others.
+  void backward_elementwise(const std::string& name, Block b, double elements, double bytes_per, sim::MemoryForm form);
   // FlashAttention core over `heads` heads of this GPU.
   void attention(const std::string& name, int heads, int d_qk, int d_v, int kv_heads);
   // A communication op in forward and its mirror in backward (kNone: nothing in that pass).

@@ -75,7 +75,8 @@ void mla(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   b.linear("attn.kv_up", blk, keys, int64_t{heads} * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, 1, false,
            c.recompute_mla_up, 1.0 / c.cp);
   // RoPE rotates the query's rope part per head and the shared rope key: 3 FLOPs per element.
-  b.elementwise("attn.rope", blk, s.t * (double(heads) * a.qk_rope_head_dim + a.qk_rope_head_dim), 3, 4, 3, 4);
+  b.elementwise("attn.rope", blk, s.t * (double(heads) * a.qk_rope_head_dim + a.qk_rope_head_dim), 3, 4, 3, 4, false,
+                sim::MemoryForm::kRope);
   b.attention("attn.core", heads, a.qk_head_dim(), a.v_head_dim, heads);
   b.cast("attn.o.cast", blk, s.t, double(heads) * a.v_head_dim);
   b.linear("attn.o_proj", blk, s.t, s.h, int64_t{heads} * a.v_head_dim, 1, false, false);
@@ -93,13 +94,23 @@ void gqa(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
   tp_enter(b, "attn", blk, s);
   b.cast("attn_norm.cast", blk, s.t, s.h);
   b.linear("attn.qkv", blk, s.t, int64_t{heads + 2 * kv} * a.head_dim, s.h, 1, false, false);
-  b.elementwise("attn.rope", blk, s.t * double(heads + kv) * a.head_dim, 3, 4, 3, 4);
+  // The split of qkv into q, k and v is free forward; its backward concatenates their gradients
+  // (after RoPE's backward, before qkv's dgrad) where SDPA's gradients come in its own layout.
+  if (c.attention_layout_copies)
+    b.backward_elementwise("attn.qkv_concat", blk, s.t * double(heads + 2 * kv) * a.head_dim, 2 * 2.0,
+                           sim::MemoryForm::kConcat);
+  b.elementwise("attn.rope", blk, s.t * double(heads + kv) * a.head_dim, 3, 4, 3, 4, false, sim::MemoryForm::kRope);
   // Context parallelism: K and V of the whole sequence from the CP group (BF16 both ways).
   if (c.cp > 1) {
     const double kv_bytes = s.t * c.cp * double(kv) * 2 * a.head_dim * 2.0;
     b.comm("attn.cp_gather", blk, CommOp::kCpAllGather, kv_bytes, CommOp::kCpReduceScatter, kv_bytes);
   }
   b.attention("attn.core", heads, a.head_dim, a.head_dim, kv);
+  // Forward, V into SDPA's [b, h, s, d] and the output back to [b, s, h * d]; backward, the
+  // output's gradient in and V's gradient out: one strided copy of (heads + kv) x head_dim each way.
+  if (c.attention_layout_copies)
+    b.elementwise("attn.layout_copy", blk, s.t * double(heads + kv) * a.head_dim, 0, 2 * 2.0, 0, 2 * 2.0, false,
+                  sim::MemoryForm::kLayoutCopy);
   b.cast("attn.o.cast", blk, s.t, double(heads) * a.head_dim);
   b.linear("attn.o_proj", blk, s.t, s.h, int64_t{heads} * a.head_dim, 1, false, false);
   tp_exit(b, "attn", blk, s);
@@ -210,7 +221,7 @@ std::vector<LayerOp> embedding_ops(const ModelSpec& m, const LayerContext& c) {
   const Shape s = shape_of(m, c);
   // A row lookup (read the row, write the activation); its gradient scatters rows back into the
   // table's gradient (read dy, read-modify-write FP32 rows).
-  b.elementwise("embed.lookup", Block::kEmbedding, s.t * s.h, 0, 4, 1, 2 + 8);
+  b.elementwise("embed.lookup", Block::kEmbedding, s.t * s.h, 0, 4, 1, 2 + 8, false, sim::MemoryForm::kEmbedding);
   if (m.learned_positions > 0) b.elementwise("embed.positions", Block::kEmbedding, s.t * s.h, 1, 6, 1, 2 + 8);
   // Vocabulary-parallel embedding: each TP rank holds a slice of the table, summed over ranks.
   if (c.tp > 1) b.comm("embed.tp_reduce", Block::kEmbedding, CommOp::kTpAllReduce, s.t * s.h * 2, CommOp::kNone, 0);
@@ -227,7 +238,7 @@ std::vector<LayerOp> head_ops(const ModelSpec& m, const LayerContext& c) {
   b.linear("head.proj", Block::kHead, s.t, v, s.h, 1, true, false);
   // Fused softmax cross-entropy over the vocabulary slice: max, exp, sum, log (about 5 per
   // logit); reads the BF16 logits, and in backward writes their gradient.
-  b.elementwise("head.loss", Block::kHead, s.t * double(v), 5, 2, 3, 4);
+  b.elementwise("head.loss", Block::kHead, s.t * double(v), 5, 2, 3, 4, false, sim::MemoryForm::kLoss);
   // Vocabulary-parallel loss: per token, the max and the sum of exponentials are all-reduced.
   if (c.tp > 1) b.comm("head.loss_reduce", Block::kHead, CommOp::kTpAllReduce, s.t * 8, CommOp::kNone, 0);
   return b.finish();
@@ -244,7 +255,7 @@ std::vector<LayerOp> mtp_ops(const ModelSpec& m, const LayerContext& c) {
   };
   LayerBuilder pre(m, c, "");
   const Shape s = shape_of(m, c);
-  pre.elementwise("embed.lookup", Block::kEmbedding, s.t * s.h, 0, 4, 1, 2 + 8);
+  pre.elementwise("embed.lookup", Block::kEmbedding, s.t * s.h, 0, 4, 1, 2 + 8, false, sim::MemoryForm::kEmbedding);
   pre.norm("enorm", Block::kEmbedding, s.t, s.h, c.recompute_norm);
   pre.norm("hnorm", Block::kEmbedding, s.t, s.h, c.recompute_norm);
   // [h_norm ; e_norm] (2h) -> h; DeepSeek does not list this matrix among its FP8 GEMMs, so BF16.

@@ -59,6 +59,7 @@ struct LayerOp {
   double flops = 0;       // executed
   double model_flops = 0; // counted for MFU
   double hbm_bytes = 0;   // read + written
+  sim::MemoryForm form = sim::MemoryForm::kAny;  // kElementwise: the kernel's form, for its rate
   CommOp comm = CommOp::kNone;
   double comm_bytes = 0;  // MoE: bytes per token and destination; TP, CP: the per-GPU buffer (nccl-tests size)
   bool recompute = false;
@@ -79,6 +80,9 @@ struct LayerContext {
   bool fp8 = true;            // FP8 linears with 1x128 / 128x128 scaling (DeepSeek-V3 sec. 3.3)
   bool recompute_norm = true;
   bool recompute_mla_up = true;
+  // GQA attention as PyTorch's SDPA takes it from a fused qkv projection: V and the output copied
+  // between [b, s, h, d] and [b, h, s, d] each way, and the split's backward a concatenation.
+  bool attention_layout_copies = false;
   // Expert rows each GPU computes per micro-batch; 0 means balanced routing (top_k x tokens).
   double expert_rows = 0;
 };

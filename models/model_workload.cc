@@ -186,6 +186,16 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
     if (const auto x = r.optional("rms_norm")) mw.recompute_norm = x->as_bool();
     if (const auto x = r.optional("mla_up_proj")) mw.recompute_mla_up = x->as_bool();
   }
+  if (const auto v = w.optional("implementation")) {
+    // How the framework lays out kernels where the model has a choice (the measured bench's PyTorch
+    // implementation against fused production kernels).
+    const YamlMap r(*v, {"attention_layout_copies"});
+    if (const auto x = r.optional("attention_layout_copies")) {
+      mw.attention_layout_copies = x->as_bool();
+      if (mw.attention_layout_copies && mw.model.attention.kind != AttentionKind::kGqa)
+        x->fail("attention_layout_copies is SDPA's layout around GQA attention; " + mw.model.name + " uses MLA");
+    }
+  }
   if (const auto v = w.optional("routing")) {
     const YamlMap r(*v, {"zipf_exponent"});
     if (const auto x = r.optional("zipf_exponent")) mw.zipf_exponent = x->as_double(0, 10);

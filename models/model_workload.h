@@ -40,6 +40,7 @@ struct ModelWorkload {
   bool fp8 = true;
   bool recompute_norm = true;
   bool recompute_mla_up = true;
+  bool attention_layout_copies = false;  // implementation.attention_layout_copies (LayerContext's)
   double zipf_exponent = 0;   // expert-load skew; 0: balanced routing
   // The memory check's shape without a pipeline: 1f1b | dualpipe; with one, its name (zb1p: 1f1b).
   std::string schedule = "1f1b";

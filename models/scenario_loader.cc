@@ -186,7 +186,7 @@ Scenario parse_scenario(const YamlNode& root) {
 
   const std::vector<std::string> model_keys = {"kind", "model", "layout", "seq_len", "micro_batch", "micro_batches",
                                                 "stage", "backward", "precision", "recompute", "routing", "schedule",
-                                                "partitions", "fidelity", "pipeline"};
+                                                "partitions", "fidelity", "pipeline", "implementation"};
   std::vector<std::string> any_keys = model_keys;
   any_keys.push_back("streams");
   const YamlNode wn = m.required("workload");

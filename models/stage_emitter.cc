@@ -33,6 +33,7 @@ LayerContext workload_context(const ModelWorkload& mw) {
   c.fp8 = mw.fp8;
   c.recompute_norm = mw.recompute_norm;
   c.recompute_mla_up = mw.recompute_mla_up;
+  c.attention_layout_copies = mw.attention_layout_copies;
   return c;
 }
 
@@ -117,7 +118,7 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
     const sim::OpId id = op.kind == LayerOpKind::kGemm
                              ? g_.add_gemm(compute_[i], op.gemm, c.label)
                              : g_.add_compute(compute_[i], sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16,
-                                                                               compute_kind(op)},
+                                                                               compute_kind(op), op.form},
                                               c.label);
     take_pending(c.slot, i, id);
     // Data from the chunk's last collective: everything but the shared expert waits for it.

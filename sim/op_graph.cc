@@ -26,6 +26,26 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+const char* memory_form_name(MemoryForm f) {
+  switch (f) {
+    case MemoryForm::kAny: return "any";
+    case MemoryForm::kNorm: return "norm_fwd";
+    case MemoryForm::kNormBackward: return "norm_bwd";
+    case MemoryForm::kActivation: return "activation_fwd";
+    case MemoryForm::kActivationBackward: return "activation_bwd";
+    case MemoryForm::kRope: return "rope_fwd";
+    case MemoryForm::kRopeBackward: return "rope_bwd";
+    case MemoryForm::kResidualAdd: return "residual_add";
+    case MemoryForm::kLayoutCopy: return "layout_copy";
+    case MemoryForm::kConcat: return "concat";
+    case MemoryForm::kEmbedding: return "embedding_fwd";
+    case MemoryForm::kEmbeddingBackward: return "embedding_bwd";
+    case MemoryForm::kLoss: return "loss_fwd";
+    case MemoryForm::kLossBackward: return "loss_bwd";
+  }
+  return "?";
+}
+
 const char* collective_name(CollectiveKind k) {
   switch (k) {
     case CollectiveKind::kAllToAll: return "all_to_all";

@@ -26,11 +26,34 @@ struct GemmShape {
 };
 // What a generic kernel is, for cost models that time kinds apart (hw/calibrated_cost.h).
 enum class ComputeKind : uint8_t { kGeneric, kAttentionForward, kAttentionBackward, kMemoryBound };
+// The form of a memory-bound kernel, for cost models that measured a rate per form: forms move
+// their bytes at different rates (a strided layout copy at about half a contiguous one's, an
+// eager norm backward's two kernels slower than a fused forward). kAny: the generic rate.
+enum class MemoryForm : uint8_t {
+  kAny,
+  kNorm,
+  kNormBackward,
+  kActivation,
+  kActivationBackward,
+  kRope,
+  kRopeBackward,
+  kResidualAdd,
+  kLayoutCopy,
+  kConcat,
+  kEmbedding,
+  kEmbeddingBackward,
+  kLoss,
+  kLossBackward,
+};
+inline constexpr int kMemoryForms = 14;
+// "norm_fwd", "norm_bwd", ...: the names profiles and measurements use; "any" for kAny.
+const char* memory_form_name(MemoryForm f);
 struct GenericCompute {
   double flops = 0;
   double bytes = 0;  // HBM bytes read plus written
   DType dtype = DType::kBf16;
   ComputeKind kind = ComputeKind::kGeneric;
+  MemoryForm form = MemoryForm::kAny;  // kMemoryBound only
 };
 
 // kAllToAllV comes last so the numbering of the others stays as it was.

@@ -8,56 +8,64 @@ times them (CUDA events around each call, median of 30):
   layout_copy      SDPA's [b, s, h, d] <-> [b, h, s, d] copies (q's gradient, the output)
   split_cat        qkv's split backward: the three gradients concatenated into one
   residual_add     x + y
+  rmsnorm          F.rms_norm, eager (PyTorch's fused forward; backward's grad-input and gamma kernels)
+  embedding        F.embedding; its backward PyTorch's sort-based dense table gradient
+  loss             pipeline_model.loss_fn, the compiled cross-entropy over BF16 logits
+  launch_gap       the device's time between back-to-back kernels when the CPU is far ahead
 
 Bytes count each input read once and each output written once (cos/sin left out). Each case
 lists the kernels one call launches (torch.profiler), to match them with a Kineto trace.
-Not read by `clustersim calibrate`: the data for per-kind memory-bound rates.
 Usage: python3 memory_bound_forms.py OUT.json"""
 import sys
 
 import torch
+import torch.nn.functional as F
 
 from common import provenance
-from memory_bound import E, bench_op, keep_saved_tensors, rel
+from memory_bound import E, KERNEL_CALLS, bench_op, keep_saved_tensors, rel
 from nvml_sampler import write_json_atomic
 import pipeline_model as pm
 
 
-KERNEL_CALLS = 30
-
-
-def kernel_times(fn):
-    """The CUDA kernels one call of fn launches (names shortened to 80 characters) and their
-    device time per call (us, the mean over KERNEL_CALLS calls under torch.profiler). CUDA events
-    around one call also time the CPU's launch (tens of microseconds for a compiled function's
-    wrapper), which a kernel of 20-100 us does not hide; the profiler's kernel spans do not."""
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(KERNEL_CALLS):
-            fn()
-        torch.cuda.synchronize()
-    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
-    names = []
-    for e in kernels:
-        if e.name[:80] not in names:
-            names.append(e.name[:80])
-    return names, sum(e.time_range.elapsed_us() for e in kernels) / KERNEL_CALLS
+GAP_KERNELS = 200
 
 
 def case(recs, name, variant, fn, bytes_moved, elements, err=None):
     try:
         r = bench_op(name, variant, fn, bytes_moved, elements)
-        r["kernels"], r["kernel_us_per_call"] = kernel_times(fn)
-        r["kernel_gbps"] = bytes_moved / r["kernel_us_per_call"] / 1e3
-        print(f"{'':18s} kernels {r['kernel_us_per_call']:8.1f} us {r['kernel_gbps']:7.0f} GB/s", flush=True)
         if err is not None:
             r["rel_err"] = err
         recs.append(r)
     except Exception as e:  # noqa: BLE001 - one failed form does not lose the others
         recs.append({"op": name, "variant": variant, "error": str(e)[:300]})
         print(f"{name} {variant} failed: {e}", flush=True)
+
+
+def launch_gaps():
+    """The device's own time between back-to-back kernels of one stream: GAP_KERNELS small adds
+    queued behind a sleeping kernel (so the CPU is far ahead and launches cost the device nothing),
+    each kernel's start minus the previous one's end under torch.profiler."""
+    from torch.profiler import ProfilerActivity, profile
+    a = torch.randn(1 << 16, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn_like(a)
+    for _ in range(3):
+        a + b
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        torch.cuda._sleep(50_000_000)  # about 25 ms at 2 GHz: the queue fills meanwhile
+        outs = [a + b for _ in range(GAP_KERNELS)]
+        torch.cuda.synchronize()
+    del outs
+    ks = sorted((e.time_range.start, e.time_range.end) for e in prof.events()
+                if e.device_type == torch.autograd.DeviceType.CUDA and "add" in e.name.lower())
+    gaps = sorted(s2 - e1 for (_, e1), (s2, _) in zip(ks, ks[1:]))
+    durs = sorted(e - s for s, e in ks)
+    rec = {"op": "launch_gap", "variant": "eager", "kernels": len(ks),
+           "gap_us_median": gaps[len(gaps) // 2], "gap_us_p10": gaps[len(gaps) // 10],
+           "gap_us_p90": gaps[9 * len(gaps) // 10], "kernel_us_median": durs[len(durs) // 2]}
+    print(f"launch gap: {len(ks)} kernels, gap median {rec['gap_us_median']:.2f} us "
+          f"(p10 {rec['gap_us_p10']:.2f}, p90 {rec['gap_us_p90']:.2f}), kernel {rec['kernel_us_median']:.2f} us", flush=True)
+    return rec
 
 
 def main():
@@ -112,6 +120,51 @@ def main():
     b = torch.randn_like(a)
     n = a.numel()
     case(recs, f"residual_add_{pm.HIDDEN}", "eager", lambda: a + b, 3 * n * E, n)
+
+    # PyTorch's own RMSNorm (pipeline_model's F.rms_norm, eager): one forward kernel; backward a
+    # grad-input kernel and a gamma-gradient kernel.
+    x = torch.randn(pm.BATCH, pm.SEQ, pm.HIDDEN, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.ones(pm.HIDDEN, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    dy = torch.randn_like(x)
+    n = x.numel()
+    ref = x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-5)
+    y = F.rms_norm(x, (pm.HIDDEN,), w, 1e-5)
+    case(recs, f"rmsnorm_fwd_{pm.HIDDEN}", "eager", lambda: F.rms_norm(x, (pm.HIDDEN,), w, 1e-5), 2 * n * E, n, rel(y, ref))
+    case(recs, f"rmsnorm_bwd_{pm.HIDDEN}", "eager",
+         lambda: torch.autograd.grad(y, (x, w), dy, retain_graph=True), 3 * n * E, n)
+    del x, w, dy, ref, y
+
+    # The embedding: a row gather; its backward is PyTorch's sort-based dense gradient (the whole
+    # BF16 table zeroed, then the rows summed in): bytes count dy and the table's gradient once.
+    table = torch.randn(pm.VOCAB, pm.HIDDEN, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    ids = torch.randint(0, pm.VOCAB, (pm.BATCH, pm.SEQ), device=dev, generator=torch.Generator(dev).manual_seed(3))
+    n = ids.numel() * pm.HIDDEN
+    e = F.embedding(ids, table)
+    if not torch.equal(e[0, 5], table[ids[0, 5]]):
+        raise RuntimeError("embedding rows differ from the table's")
+    de = torch.randn_like(e)
+    case(recs, f"embedding_fwd_{pm.HIDDEN}", "eager", lambda: F.embedding(ids, table), 2 * n * E, n)
+    case(recs, f"embedding_bwd_{pm.HIDDEN}", "eager",
+         lambda: torch.autograd.grad(e, table, de, retain_graph=True), (n + table.numel()) * E, n)
+    del table, e, de
+
+    # The loss: pipeline_model.loss_fn (compiled cross-entropy over the BF16 logits).
+    logits = torch.randn(pm.BATCH, pm.SEQ, pm.VOCAB, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    labels = torch.randint(0, pm.VOCAB, (pm.BATCH, pm.SEQ), device=dev, generator=torch.Generator(dev).manual_seed(4))
+    n = logits.numel()
+    ref = F.cross_entropy(logits.view(-1, pm.VOCAB).float(), labels.view(-1))
+    loss = pm.loss_fn(logits, labels)
+    case(recs, f"loss_fwd_{pm.VOCAB}", "compiled", lambda: pm.loss_fn(logits, labels), n * E, n,
+         abs(float(loss) - float(ref)) / abs(float(ref)))
+    case(recs, f"loss_bwd_{pm.VOCAB}", "compiled",
+         lambda: torch.autograd.grad(loss, logits, retain_graph=True), 2 * n * E, n)
+    del logits, labels, ref, loss
+
+    try:
+        recs.append(launch_gaps())
+    except Exception as e:  # noqa: BLE001
+        recs.append({"op": "launch_gap", "variant": "eager", "error": str(e)[:300]})
+        print(f"launch gap failed: {e}", flush=True)
 
     doc = {"schema_version": 1, "provenance": provenance("kernels/torch/memory_bound_forms.py"),
            "bench": {"dtype": "bf16", "timing": "median_ms: CUDA events around each call, 5 warm-up calls, median of 30 (the CPU's "

@@ -161,6 +161,7 @@ TEST_CASE("pipeline steps: the profile in memory runs as a scenario naming its f
       "heads: 32, kv_heads: 8, head_dim: 128}, ffn: {activation: swiglu, hidden: 14336}}\n"
       "  layout: {tp: 1, dp: 1, pp: " + std::to_string(c.ranks) + ", layers_per_stage: [" + layers + "]}\n"
       "  seq_len: 4096\n  micro_batch: 1\n  precision: bf16_mixed\n  recompute: {rms_norm: false, mla_up_proj: false}\n"
+      "  implementation: {attention_layout_copies: true}\n"
       "  pipeline: {schedule: dualpipe, micro_batches: " + std::to_string(c.micro_batches) + ", p2p: copy_engine}\n";
   REQUIRE(c.model.layers == 8);
   REQUIRE(c.model.hidden == 4096);

@@ -248,3 +248,55 @@ TEST_CASE("layer ops: an FP8 wgrad first re-quantises its cached input transpose
   bf16.fp8 = false;
   for (const LayerOp& o : layer_ops(tiny_mla(), 1, bf16)) CHECK(o.name.find("x_transpose_cast") == std::string::npos);
 }
+
+TEST_CASE("layer ops: each memory-bound op names its kernel form, backward ones the backward form", "[layer_ops]") {
+  const std::vector<LayerOp> ops = layer_ops(tiny_gqa(), 0, ctx(32, 16));
+  CHECK(find(ops, "attn_norm").form == cs::sim::MemoryForm::kNorm);
+  CHECK(find(ops, "attn_norm.bwd").form == cs::sim::MemoryForm::kNormBackward);
+  CHECK(find(ops, "ffn.act").form == cs::sim::MemoryForm::kActivation);
+  CHECK(find(ops, "ffn.act.bwd").form == cs::sim::MemoryForm::kActivationBackward);
+  CHECK(find(ops, "attn.rope.bwd").form == cs::sim::MemoryForm::kRopeBackward);
+  CHECK(find(ops, "ffn.residual").form == cs::sim::MemoryForm::kResidualAdd);
+  CHECK(find(ops, "ffn.residual.bwd").form == cs::sim::MemoryForm::kResidualAdd);
+  const std::vector<LayerOp> head = head_ops(tiny_gqa(), ctx(32, 16));
+  CHECK(find(head, "head.loss").form == cs::sim::MemoryForm::kLoss);
+  CHECK(find(head, "head.loss.bwd").form == cs::sim::MemoryForm::kLossBackward);
+  CHECK(find(embedding_ops(tiny_gqa(), ctx(32, 16)), "embed.lookup.bwd").form == cs::sim::MemoryForm::kEmbeddingBackward);
+  // GEMMs and attention have none.
+  CHECK(find(ops, "attn.qkv").form == cs::sim::MemoryForm::kAny);
+  CHECK(!has(ops, "attn.layout_copy"));
+  CHECK(!has(ops, "attn.qkv_concat"));
+}
+
+TEST_CASE("layer ops: SDPA's layout copies move V and the output each way, and qkv's split backward concatenates", "[layer_ops]") {
+  LayerContext c = ctx(32, 16);
+  c.attention_layout_copies = true;
+  const std::vector<LayerOp> ops = layer_ops(tiny_gqa(), 0, c);
+  // 8 heads and 2 KV heads of 16: (8 + 2) x 16 elements a token copied, read and written in BF16.
+  const LayerOp& fwd = find(ops, "attn.layout_copy");
+  CHECK(fwd.pass == Pass::kForward);
+  CHECK(fwd.form == cs::sim::MemoryForm::kLayoutCopy);
+  CHECK(fwd.hbm_bytes == 32.0 * (8 + 2) * 16 * 4);
+  const LayerOp& bwd = find(ops, "attn.layout_copy.bwd");
+  CHECK(bwd.pass == Pass::kBackwardInput);
+  CHECK(bwd.hbm_bytes == fwd.hbm_bytes);
+  const LayerOp& cat = find(ops, "attn.qkv_concat");
+  CHECK(cat.pass == Pass::kBackwardInput);
+  CHECK(cat.form == cs::sim::MemoryForm::kConcat);
+  CHECK(cat.hbm_bytes == 32.0 * (8 + 2 * 2) * 16 * 4);
+  CHECK(cat.flops == 0);
+  // In backward order: after RoPE's backward, before qkv's dgrad; the copy before attention's backward.
+  const auto at = [&](const std::string& n) {
+    return std::find_if(ops.begin(), ops.end(), [&](const LayerOp& o) { return o.name == n; }) - ops.begin();
+  };
+  CHECK(at("attn.rope.bwd") < at("attn.qkv_concat"));
+  CHECK(at("attn.qkv_concat") < at("attn.qkv.dgrad"));
+  CHECK(at("attn.layout_copy.bwd") < at("attn.core.bwd"));
+  // One op more forward (the copy), two more backward (its mirror and the concatenation).
+  const std::vector<LayerOp> plain = layer_ops(tiny_gqa(), 0, ctx(32, 16));
+  const auto forward = [](const std::vector<LayerOp>& v) {
+    return std::count_if(v.begin(), v.end(), [](const LayerOp& o) { return o.pass == Pass::kForward; });
+  };
+  CHECK(forward(ops) == forward(plain) + 1);
+  CHECK(ops.size() == plain.size() + 3);
+}

@@ -213,3 +213,19 @@ TEST_CASE("model workload: folding the data-parallel replicas agrees with simula
     CHECK(b.ops * 2 <= a.ops);
   }
 }
+
+TEST_CASE("model workload: SDPA's layout copies add their kernels, and MLA refuses them at their key", "[model_workload]") {
+  const std::string plain = switch_scenario(2, kTinyDense, "  layout: {dp: 2}\n");
+  const std::string copies = plain + "  implementation: {attention_layout_copies: true}\n";
+  const Scenario a = load_scenario_text(plain, "s.yaml"), b = load_scenario_text(copies, "s.yaml");
+  const OpWorkload wa = build_op_workload(a), wb = build_op_workload(b);
+  CHECK(count_label(wa, "attn.layout_copy") == 0);
+  // Two layers on each of the two GPUs, forward and backward each, and one concatenation per backward.
+  CHECK(count_label(wb, "attn.layout_copy") == 4);
+  CHECK(count_label(wb, "attn.layout_copy.bwd") == 4);
+  CHECK(count_label(wb, "attn.qkv_concat") == 4);
+  CHECK(run_scenario(b, wb).makespan > run_scenario(a, wa).makespan);
+  CHECK(error_of(switch_scenario(8, kTinyMoe, "  layout: {dp: 8, ep: 8}\n  implementation: {attention_layout_copies: true}\n")) ==
+        "s.yaml:17:45: attention_layout_copies is SDPA's layout around GQA attention; tiny-moe uses MLA");
+  CHECK(error_of(plain + "  implementation: {layout_copies: true}\n").find("s.yaml:13:20: unknown key 'layout_copies'") == 0);
+}
