@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "calibrate/compare_run.h"
+#include "calibrate/fit_stats.h"
 #include "calibrate/json_file.h"
 #include "calibrate/pipeline_cases.h"
 #include "hw/user_error.h"
@@ -21,13 +22,6 @@ namespace {
 const char* const kKinds[] = {"forward", "backward", "backward_input", "backward_weight", "forward_backward"};
 
 std::string kind_name(models::ChunkTask::Kind k) { return kKinds[static_cast<int>(k)]; }
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Why the case is not the scenario's step; empty when it is.
 std::string mismatch(const PipelineCase& c, const models::ModelWorkload& w) {

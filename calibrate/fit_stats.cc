@@ -31,4 +31,11 @@ FitStats fit_stats(const std::vector<double>& predicted, const std::vector<doubl
   return s;
 }
 
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 }  // namespace cs::calibrate

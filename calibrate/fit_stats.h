@@ -13,5 +13,7 @@ struct FitStats {
 };
 
 FitStats fit_stats(const std::vector<double>& predicted, const std::vector<double>& measured);
+// The median of the values (the mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> v);
 
 }  // namespace cs::calibrate

@@ -70,9 +70,7 @@ KernelFit fit_kernels(const MeasurementSet& set) {
     if (fitted_memory(c) && c.time_us > 0 && c.bytes > 0) rates.push_back(c.bytes / c.time_us * 1e-3);
   if (rates.empty())
     throw hw::UserError("calibrate fit", 0, 0, "no fused memory-bound kernels to fit (kernels/torch/memory_bound.py's JSON)");
-  std::sort(rates.begin(), rates.end());
-  f.model.elementwise_GBps = rates.size() % 2 ? rates[rates.size() / 2]
-                                              : (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]) / 2;
+  f.model.elementwise_GBps = median(rates);
   f.elementwise_cases = static_cast<int>(rates.size());
 
   std::vector<double> pf, mf, pb, mb, pe, me;

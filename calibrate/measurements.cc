@@ -219,6 +219,7 @@ void read_memory_forms(const json& d, int source, const std::string& file, Measu
       {"loss_fwd", F::kLoss},                 {"loss_bwd", F::kLossBackward}};
   const json& cases = field(d, "cases", file, "the file");
   size_t used = 0, gaps = 0;
+  std::string skipped;
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
     const std::string where = "cases[" + std::to_string(i) + "]";
@@ -226,14 +227,18 @@ void read_memory_forms(const json& d, int source, const std::string& file, Measu
     const std::string op = field(c, "op", file, where).get<std::string>();
     if (op == "launch_gap") {
       const double g = num(c, "gap_us_median", file, where);
-      if (!(g >= 0)) throw hw::UserError(file, 0, 0, where + ".gap_us_median must not be negative");
+      // A profile holds only positive figures (absent: no gap), so a gap of 0 is not one to fit.
+      if (!(g > 0)) throw hw::UserError(file, 0, 0, where + ".gap_us_median must be positive");
       set.launch_gaps_us.push_back(g);
       ++gaps;
       continue;
     }
     const auto it = std::find_if(std::begin(kPrefixes), std::end(kPrefixes),
                                  [&](const auto& pf) { return op.rfind(pf.first, 0) == 0; });
-    if (it == std::end(kPrefixes)) continue;
+    if (it == std::end(kPrefixes)) {
+      skipped += (skipped.empty() ? "" : ", ") + op;
+      continue;
+    }
     MemoryFormCase m;
     m.op = op;
     m.form = it->second;
@@ -247,7 +252,8 @@ void read_memory_forms(const json& d, int source, const std::string& file, Measu
     ++used;
   }
   set.notes.push_back(file + ": " + std::to_string(used) + " memory-bound kernel forms, " + std::to_string(gaps) +
-                      " launch-gap measurement" + (gaps == 1 ? "" : "s"));
+                      " launch-gap measurement" + (gaps == 1 ? "" : "s") +
+                      (skipped.empty() ? "" : "; no form of the model's: " + skipped));
 }
 
 // kernels/torch/bf16_gemm.py: BF16 GEMMs through F.linear on the whole GPU or a green context.

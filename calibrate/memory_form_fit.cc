@@ -1,8 +1,8 @@
 #include "calibrate/memory_form_fit.h"
 
-#include <algorithm>
 #include <cstdio>
-#include <vector>
+
+#include "calibrate/fit_stats.h"
 
 namespace cs::calibrate {
 
@@ -17,12 +17,8 @@ MemoryFormFit fit_memory_forms(const MeasurementSet& set) {
   // together, which is what a step of those shapes spends.
   for (size_t i = 1; i < bytes.size(); ++i)
     if (f.cases[i] > 0) f.GBps[i] = bytes[i] / us[i] * 1e-3;
-  std::vector<double> g = set.launch_gaps_us;
-  f.gap_files = static_cast<int>(g.size());
-  if (!g.empty()) {
-    std::sort(g.begin(), g.end());
-    f.launch_gap_us = g.size() % 2 ? g[g.size() / 2] : (g[g.size() / 2 - 1] + g[g.size() / 2]) / 2;
-  }
+  f.gap_files = static_cast<int>(set.launch_gaps_us.size());
+  f.launch_gap_us = median(set.launch_gaps_us);
   return f;
 }
 

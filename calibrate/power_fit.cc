@@ -5,6 +5,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "calibrate/fit_stats.h"
 #include "hw/calibrated_cost.h"
 #include "hw/user_error.h"
 #include "sim/power_window.h"
@@ -14,13 +15,6 @@ namespace cs::calibrate {
 using nlohmann::json;
 
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 const json& need(const json& j, const char* key, const std::string& file, const std::string& where) {
   if (!j.is_object() || !j.contains(key)) throw hw::UserError(file, 0, 0, where + ": no '" + key + "'");

@@ -40,6 +40,12 @@ std::string sources_of(const MeasurementSet& set, const std::string& program) {
   return out;
 }
 
+// Adds a measurement file to the profile's fitted_from, once (a fit names its forms' files first).
+void name_source(const Provenance& s, hw::GpuProfile& p) {
+  const std::string entry = s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit;
+  if (std::find(p.fitted_from.begin(), p.fitted_from.end(), entry) == p.fitted_from.end()) p.fitted_from.push_back(entry);
+}
+
 template <typename Case, typename Get>
 hw::ProfileRange range_of(const std::vector<Case>& cases, Get get) {
   hw::ProfileRange r{1e300, 0};
@@ -294,8 +300,7 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
           "second of each GEMM phase, the 10/50/200 ms duty cycles included, clock simulated as the executor does: rms " +
               fmt::format("{:.1f}%", 100 * f.rms_onset_error));
   }
-  for (const Provenance& s : set.sources)
-    p.fitted_from.push_back(s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit);
+  for (const Provenance& s : set.sources) name_source(s, p);
   p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "
            "parameters by Levenberg-Marquardt on log time (hw/gemm_model.h, calibrate/comm_fit.h).";
   return b;
@@ -310,7 +315,23 @@ void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& g
   if (!p.kernels.present())
     throw hw::UserError("calibrate", 0, 0, "memory-bound forms need a profile with a kernels section (attention and "
                                            "kernels/torch/memory_bound.py measurements) to add them to");
-  apply_memory_forms(fit_memory_forms(set), sources_of(set, "kernels/torch/memory_bound_forms.py"), p);
+  const MemoryFormFit f = fit_memory_forms(set);
+  const std::string sources = sources_of(set, "kernels/torch/memory_bound_forms.py");
+  apply_memory_forms(f, sources, p);
+  for (const Provenance& s : set.sources)
+    if (s.program == "kernels/torch/memory_bound_forms.py") name_source(s, p);
+  // HBM carries at least what a kernel was measured moving through it: a carried or older
+  // ceiling below that would hold the kernel under its own measured rate.
+  if (!p.memory.present()) return;
+  int top = 0;
+  for (int i = 1; i < sim::kMemoryForms; ++i)
+    if (f.GBps[i] > f.GBps[top]) top = i;
+  if (top == 0 || f.GBps[top] <= p.memory.hbm_GBps) return;
+  p.memory.hbm_GBps = f.GBps[top];
+  p.memory_params["hbm_GBps"] = {
+      f.GBps[top], "measured",
+      std::string("the most HBM traffic (read + written) measured on this GPU, the pipeline bench's ") +
+          sim::memory_form_name(static_cast<sim::MemoryForm>(top)) + " kernels by their device time: " + sources};
 }
 
 hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from_gpu, const hw::GpuSpec& to_gpu) {
@@ -353,11 +374,13 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
     p.kernels.elementwise_GBps = mem.value;
     // A form's rate carries as the generic one does (HBM-bound); the launch gap is the chip's own.
     for (int f = 1; f < sim::kMemoryForms; ++f) {
-      const auto it = p.kernel_params.find(hw::KernelModel::param_name(hw::KernelModel::form_param(static_cast<sim::MemoryForm>(f))));
+      const char* name = hw::KernelModel::param_name(hw::KernelModel::form_param(static_cast<sim::MemoryForm>(f)));
+      const auto it = p.kernel_params.find(name);
       if (it == p.kernel_params.end()) continue;
       it->second.value *= hbm;
       it->second.source = "the " + from_gpu.name + " measurement x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
-                          fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets); there: " + it->second.source;
+                          fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets); there: " +
+                          from.kernel_params.at(name).source;
       p.kernels.form_GBps[f] = it->second.value;
     }
   }

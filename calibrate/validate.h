@@ -39,7 +39,7 @@ struct Validation {
   FitStats gemm_held, gemm_all, comm_held, comm_all;
   FitStats gemm_bf16_held, gemm_bf16_all;  // BF16 GEMMs, where measured
   FitStats attention, memory_bound;  // the calls the fit used (the profile's kernels section)
-  FitStats memory_forms;             // memory_bound_forms.py's kernels at their forms' rates
+  FitStats memory_forms;             // memory_bound_forms.py's kernels at the rates fitted to them
   FitStats overlap;   // never fitted: every case is held out
   FitStats pipeline;  // whole pipeline-parallel steps; never fitted: every case is held out
   FitStats power;     // GEMM calls under the power limit (kernels/torch/power_response.py)

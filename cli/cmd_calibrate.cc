@@ -57,7 +57,7 @@ void print_validation(const calibrate::Validation& v, bool every_case) {
   print_stats("all-to-all, all", v.comm_all);
   if (v.attention.cases > 0) print_stats("attention (fitted)", v.attention);
   if (v.memory_bound.cases > 0) print_stats("memory-bound (fitted)", v.memory_bound);
-  if (v.memory_forms.cases > 0) print_stats("memory-bound forms", v.memory_forms);
+  if (v.memory_forms.cases > 0) print_stats("memory-bound forms (fitted)", v.memory_forms);
   if (v.overlap.cases > 0) print_stats("overlap makespan (unfitted)", v.overlap);
   if (v.pipeline.cases > 0) print_stats("pipeline step (unfitted)", v.pipeline);
   if (v.power.cases > 0) print_stats("GEMM call, power limit", v.power);
@@ -153,7 +153,13 @@ int cmd_calibrate_carry(const CalibrateArgs& a) {
                                           ": a profile carries over only between GPUs of one chip");
   hw::GpuProfile p = calibrate::carry_profile(from, *from_gpu, *to_gpu);
   // The target's own measurements, where given, replace what was carried.
-  if (!a.data.empty()) calibrate::apply_measured_memory_forms(read_all(a.data), *to_gpu, p);
+  if (!a.data.empty()) {
+    const calibrate::MeasurementSet set = read_all(a.data);
+    if (set.memory_forms.empty() && set.launch_gaps_us.empty())
+      throw hw::UserError("--measured", 0, 0, "no memory-bound kernel forms in the files given: --measured takes "
+                                              "kernels/torch/memory_bound_forms.py's JSON");
+    calibrate::apply_measured_memory_forms(set, *to_gpu, p);
+  }
   p.file = a.out;
   write_text(a.out, calibrate::profile_yaml(p));
   std::printf("profile %s for %s, carried from %s\n", a.out.c_str(), to_gpu->model.c_str(), from.file.c_str());

@@ -176,12 +176,19 @@ sim::Time CalibratedCost::compute_time(int gpu, const sim::GenericCompute& c, in
     case sim::ComputeKind::kAttentionBackward: us = k.attn_bwd_us + c.flops / (k.attn_bwd_tflops * 1e6 * share); break;
     case sim::ComputeKind::kMemoryBound: {
       const double GBps = std::min(k.memory_GBps(c.form), profile_.comm.sm_copy_GBps / comm_slowdown_ * std::max(1, sms));
-      us = std::max(roofline_.compute_time(gpu, c, sms).to_seconds() * 1e6, c.bytes / (GBps * 1e3)) + k.launch_gap_us;
+      us = std::max(roofline_.compute_time(gpu, c, sms).to_seconds() * 1e6, c.bytes / (GBps * 1e3));
       break;
     }
     case sim::ComputeKind::kGeneric: break;
   }
   return sim::Time::from_seconds_ceil(us * 1e-6);
+}
+
+sim::Time CalibratedCost::compute_launch_gap(int, const sim::GenericCompute& c) const {
+  // The GEMM and attention fits time whole calls, their launch included; memory-bound rates are
+  // their kernels' own device time, which the gap between kernels follows.
+  if (c.kind != sim::ComputeKind::kMemoryBound || !profile_.kernels.present()) return sim::Time();
+  return sim::Time::from_seconds_ceil(profile_.kernels.launch_gap_us * 1e-6);
 }
 
 sim::Bandwidth CalibratedCost::comm_copy_rate(int, int sms) const {

@@ -42,6 +42,7 @@ class CalibratedCost : public sim::CostModel {
   // No cap of its own: the route (the profile's NVLink figure) and the HBMs limit a copy-engine send.
   sim::Bandwidth copy_engine_rate(int gpu) const override;
   sim::Time comm_launch(int gpu) const override;
+  sim::Time compute_launch_gap(int gpu, const sim::GenericCompute& c) const override;
   double hbm_saturation_exponent() const override { return profile_.memory.saturation_exponent; }
   bool power_capped() const override { return power_capped_; }
   sim::PowerLoad gemm_power(int gpu, const sim::GemmShape& g, int sms) const override;

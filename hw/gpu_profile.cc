@@ -2,8 +2,8 @@
 
 #include <array>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "hw/embedded_catalog.h"
 #include "hw/gpu_catalog.h"
@@ -133,7 +133,6 @@ GpuProfile parse_profile(const YamlNode& root) {
     p.kernels = KernelModel{v[0], v[1], v[2], v[3], v[4], v[KernelModel::kLaunchGap], {}};
     for (int f = 1; f < sim::kMemoryForms; ++f) p.kernels.form_GBps[f] = v[KernelModel::form_param(static_cast<sim::MemoryForm>(f))];
     if (!p.kernels.present() || v[3] <= 0 || v[4] <= 0) k->fail("'kernels' rates must be positive");
-
   }
   if (const auto k = m.optional("clocks")) {
     double v[ClockModel::kParams];

@@ -19,6 +19,19 @@ double gemm_flops(const sim::GemmShape& g) {
   return 2.0 * g.groups * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k);
 }
 
+// The form of a forward form's backward kernel (forms without a backward of their own keep it).
+sim::MemoryForm backward_form(sim::MemoryForm f) {
+  using F = sim::MemoryForm;
+  switch (f) {
+    case F::kNorm: return F::kNormBackward;
+    case F::kActivation: return F::kActivationBackward;
+    case F::kRope: return F::kRopeBackward;
+    case F::kEmbedding: return F::kEmbeddingBackward;
+    case F::kLoss: return F::kLossBackward;
+    default: return f;
+  }
+}
+
 }  // namespace
 
 LayerBuilder::LayerBuilder(const ModelSpec& m, const LayerContext& c, std::string prefix)
@@ -31,18 +44,6 @@ LayerOp LayerBuilder::op(const std::string& name, Pass p, LayerOpKind k, Block b
   o.kind = k;
   o.block = b;
   return o;
-}
-
-sim::MemoryForm backward_form(sim::MemoryForm f) {
-  using F = sim::MemoryForm;
-  switch (f) {
-    case F::kNorm: return F::kNormBackward;
-    case F::kActivation: return F::kActivationBackward;
-    case F::kRope: return F::kRopeBackward;
-    case F::kEmbedding: return F::kEmbeddingBackward;
-    case F::kLoss: return F::kLossBackward;
-    default: return f;
-  }
 }
 
 LayerBuilder::Unit& LayerBuilder::unit(bool recompute) {

@@ -11,9 +11,6 @@
 
 namespace cs::models {
 
-// The form of a forward form's backward kernel (forms without a backward of their own keep it).
-sim::MemoryForm backward_form(sim::MemoryForm f);
-
 class LayerBuilder {
  public:
   LayerBuilder(const ModelSpec& m, const LayerContext& c, std::string prefix);
@@ -28,7 +25,7 @@ class LayerBuilder {
   void linear(const std::string& name, Block b, double m, int64_t n, int64_t k, int groups, bool bf16,
               bool recompute, double model_share = 1, bool input_shared = false);
   // Elementwise op with forward and backward FLOPs and bytes per element; `form` names the
-  // forward kernel's form (its backward's is backward_form(form)).
+  // forward kernel's form (its backward's the matching backward form, or the same).
   void elementwise(const std::string& name, Block b, double elements, double fwd_flops_per, double fwd_bytes_per,
                    double bwd_flops_per, double bwd_bytes_per, bool recompute = false,
                    sim::MemoryForm form = sim::MemoryForm::kAny);

@@ -48,6 +48,10 @@ class CostModel {
   virtual Time gemm_time(int gpu, const GemmShape& g, int sms) const = 0;
   virtual ComputeCost compute_cost(int gpu, const GenericCompute& c) const = 0;
   virtual Time compute_time(int gpu, const GenericCompute& c, int sms) const = 0;
+  // Idle device before a generic kernel starts, after its stream's previous op: the front end
+  // launching it, no SM held and no byte moved. Models whose kernel times already count their
+  // launch answer 0.
+  virtual Time compute_launch_gap(int /*gpu*/, const GenericCompute& /*c*/) const { return Time(); }
   // Copy rate of a communication kernel on `sms` SMs (the rate cap shared by its flows).
   virtual Bandwidth comm_copy_rate(int gpu, int sms) const = 0;
   // The most one copy-engine transfer (a send by DMA, on no SM) moves per second, whatever its route

@@ -78,6 +78,18 @@ void Executor::drain() {
 }
 
 void Executor::launch(uint32_t op) {
+  const Op& o = graph_.ops()[op];
+  if (o.kind == OpKind::kCompute) {
+    const Time gap = cost_.compute_launch_gap(graph_.streams()[o.stream].gpu, graph_.computes()[o.payload]);
+    if (gap > Time()) {
+      engine_.after(gap, [this, op] { start(op); });
+      return;
+    }
+  }
+  start(op);
+}
+
+void Executor::start(uint32_t op) {
   timing_[op].start = engine_.now();
   if (observer_) observer_->on_op_start(op, engine_.now());
   if (graph_.by_copy_engine(graph_.ops()[op])) launch_copy_engine(op);

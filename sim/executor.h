@@ -89,6 +89,7 @@ class Executor {
   void make_ready(uint32_t op);
   void drain();
   void launch(uint32_t op);
+  void start(uint32_t op);  // launch's body, after the kernel's launch gap
   void launch_compute(uint32_t op);
   void on_compute_share(uint32_t op, int sms);
   // The progress rate a compute kernel asks for, given its time on the SMs it holds.

@@ -45,7 +45,7 @@ enum class MemoryForm : uint8_t {
   kLoss,
   kLossBackward,
 };
-inline constexpr int kMemoryForms = 14;
+inline constexpr int kMemoryForms = static_cast<int>(MemoryForm::kLossBackward) + 1;
 // "norm_fwd", "norm_bwd", ...: the names profiles and measurements use; "any" for kAny.
 const char* memory_form_name(MemoryForm f);
 struct GenericCompute {

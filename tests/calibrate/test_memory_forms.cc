@@ -13,6 +13,7 @@
 #include "calibrate/measurements.h"
 #include "calibrate/memory_form_fit.h"
 #include "calibrate/profile_build.h"
+#include "calibrate/sim_cases.h"
 #include "calibrate/validate.h"
 #include "hw/calibrated_cost.h"
 #include "hw/gpu_catalog.h"
@@ -54,18 +55,35 @@ TEST_CASE("memory forms: the fit takes each form's bytes over its time, and the 
   CHECK(calibrate::fit_memory_forms({}).empty());
 }
 
-TEST_CASE("memory forms: a profile times each form at its own rate, the rest at elementwise_GBps, each plus the gap", "[calibrate][cost]") {
+TEST_CASE("memory forms: a profile times each form at its own rate, the rest at elementwise_GBps, each after the gap", "[calibrate][cost]") {
   hw::GpuProfile p = *hw::find_profile("h200");
   REQUIRE(p.kernels.present());
   p.kernels.form_GBps[static_cast<size_t>(F::kLayoutCopy)] = 1500;
   p.kernels.launch_gap_us = 2;
   const hw::CalibratedCost cost(*hw::find_gpu("h200"), p);
-  const auto us = [&](F f) {
-    return cost.compute_time(0, {0, 1.5e9, sim::DType::kBf16, sim::ComputeKind::kMemoryBound, f}, 132).to_seconds() * 1e6;
-  };
-  CHECK(us(F::kLayoutCopy) == Approx(1000 + 2).epsilon(1e-9));
-  CHECK(us(F::kNorm) == Approx(1.5e9 / (p.kernels.elementwise_GBps * 1e3) + 2).epsilon(1e-9));
+  const auto kernel = [](F f) { return sim::GenericCompute{0, 1.5e9, sim::DType::kBf16, sim::ComputeKind::kMemoryBound, f}; };
+  const auto us = [&](F f) { return cost.compute_time(0, kernel(f), 132).to_seconds() * 1e6; };
+  CHECK(us(F::kLayoutCopy) == Approx(1000).epsilon(1e-9));
+  CHECK(us(F::kNorm) == Approx(1.5e9 / (p.kernels.elementwise_GBps * 1e3)).epsilon(1e-9));
   CHECK(us(F::kAny) == us(F::kNorm));
+  // The gap is idle device before each memory-bound kernel, apart from its time; the GEMM and
+  // attention fits count their launch in their calls' time.
+  CHECK(cost.compute_launch_gap(0, kernel(F::kNorm)).to_seconds() * 1e6 == Approx(2));
+  const sim::GenericCompute attention{1e9, 1e6, sim::DType::kBf16, sim::ComputeKind::kAttentionForward};
+  CHECK(cost.compute_launch_gap(0, attention) == sim::Time());
+}
+
+TEST_CASE("memory forms: a memory-bound kernel alone in the engine takes its time after the launch gap", "[calibrate][cost]") {
+  // (tests/sim/test_executor.cc: the gap holds no SM and delays each kernel after the one before.)
+  hw::GpuProfile p = *hw::find_profile("h200");
+  p.kernels.launch_gap_us = 50;
+  const hw::CalibratedCost cost(*hw::find_gpu("h200"), p);
+  const double kernel_us = cost.compute_time(0, {0, 1e8, sim::DType::kBf16, sim::ComputeKind::kMemoryBound, F::kNorm}, 132)
+                               .to_seconds() * 1e6;
+  const double alone_us =
+      calibrate::simulate_kernel(p, *hw::find_gpu("h200"), {0, 1e8, sim::DType::kBf16, sim::ComputeKind::kMemoryBound})
+          .to_seconds() * 1e6;
+  CHECK(alone_us == Approx(kernel_us + 50).epsilon(1e-6));
 }
 
 TEST_CASE("memory forms: a profile writes its forms and gap and reads them back, and a rate of 0 is refused at its value", "[calibrate][profile]") {
@@ -123,7 +141,7 @@ TEST_CASE("memory forms: the H100's measured forms read by prefix, predict withi
   CHECK(h100.kernels.memory_GBps(F::kLayoutCopy) < 0.6 * h100.kernels.memory_GBps(F::kResidualAdd));
   const calibrate::Validation v = calibrate::validate_profile(h100, *hw::find_gpu("h100"), set, 4);
   CHECK(v.memory_forms.cases == 17);
-  CHECK(v.memory_forms.median_error < 0.05);  // 1.8%: the 8-head RoPE's 5-8 us kernels miss most
+  CHECK(v.memory_forms.median_error < 0.05);  // 0.4% (its own fit): the 8-head RoPE's 5-8 us kernels miss most
   // Another GPU's profile refuses them.
   hw::GpuProfile h200 = *hw::find_profile("h200");
   CHECK_THROWS_AS(calibrate::apply_measured_memory_forms(set, *hw::find_gpu("h200"), h200), hw::UserError);
@@ -156,6 +174,32 @@ TEST_CASE("memory-bound kernels are read by their device time where measured: CU
   CHECK(median_rate(dev) > 1.3 * median_rate(events));
 }
 
+TEST_CASE("memory forms: carried on, a measured form keeps its own source, and HBM carries at least the forms' traffic", "[calibrate][profile]") {
+  const hw::GpuProfile& h100 = *hw::find_profile("h100");
+  double top = 0;
+  for (double r : h100.kernels.form_GBps) top = std::max(top, r);
+  CHECK(h100.memory.hbm_GBps >= top);
+  CHECK(h100.memory_params.at("hbm_GBps").origin == "measured");
+  const hw::GpuProfile h800 = calibrate::carry_profile(h100, *hw::find_gpu("h100"), *hw::find_gpu("h800"));
+  const hw::ProfileParam& copy = h800.kernel_params.at("layout_copy_GBps");
+  CHECK(copy.origin == "carried");
+  CHECK_THAT(copy.source, Catch::Matchers::StartsWith("the h100 measurement x HBM 3350 / 3350 GB/s"));
+  CHECK_THAT(copy.source, Catch::Matchers::Contains("there: bytes / kernels' device time"));
+}
+
+TEST_CASE("memory forms: a launch gap of 0 is refused as data, since a profile holds none", "[calibrate][data]") {
+  std::string text = test::read_file(h100_data("memory_bound_forms.json"));
+  const size_t at = text.find("\"gap_us_median\":");
+  REQUIRE(at != std::string::npos);
+  const size_t end = text.find_first_of(",}", at);
+  text.replace(at, end - at, "\"gap_us_median\":0");
+  test::TempDir tmp;
+  test::write_file(tmp.file("forms.json"), text);
+  calibrate::MeasurementSet set;
+  CHECK_THROWS_WITH(calibrate::read_measurements(tmp.file("forms.json"), set),
+                    Catch::Matchers::Contains("gap_us_median must be positive"));
+}
+
 TEST_CASE("calibrate carry --measured takes the target's own forms, and refuses another GPU's", "[calibrate][cli]") {
   test::TempDir tmp;
   const test::RunOutput ok = test::run_clustersim({"calibrate", "carry", "h200", "--to", "h100", "--measured",
@@ -170,4 +214,10 @@ TEST_CASE("calibrate carry --measured takes the target's own forms, and refuses 
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Matchers::Contains("measured on 'NVIDIA H100"));
   CHECK(!std::ifstream(tmp.file("h800.yaml")).good());
+  // A file with no forms in it would change nothing: refused, not silently accepted.
+  const test::RunOutput none = test::run_clustersim({"calibrate", "carry", "h200", "--to", "h100", "--measured",
+                                                     h100_data("pipeline_step.json"), "-o", tmp.file("none.yaml")});
+  CHECK(none.exit_code == 2);
+  CHECK_THAT(none.err, Catch::Matchers::Contains("no memory-bound kernel forms"));
+  CHECK(!std::ifstream(tmp.file("none.yaml")).good());
 }

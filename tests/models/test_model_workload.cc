@@ -225,6 +225,26 @@ TEST_CASE("model workload: SDPA's layout copies add their kernels, and MLA refus
   CHECK(count_label(wb, "attn.layout_copy.bwd") == 4);
   CHECK(count_label(wb, "attn.qkv_concat") == 4);
   CHECK(run_scenario(b, wb).makespan > run_scenario(a, wa).makespan);
+  // Each op's form reaches the graph the engine runs (the cost model prices by it).
+  size_t forms = 0;
+  for (const auto& op : wb.graph.ops()) {
+    if (op.kind != cs::sim::OpKind::kCompute) continue;
+    const std::string& l = wb.graph.label(op);
+    const cs::sim::MemoryForm f = wb.graph.computes()[op.payload].form;
+    const auto expect = [&](const char* name, cs::sim::MemoryForm want) {
+      if (l.find(name) == std::string::npos) return;
+      INFO(l);
+      CHECK(f == want);
+      ++forms;
+    };
+    expect("attn.layout_copy", cs::sim::MemoryForm::kLayoutCopy);
+    expect("attn.qkv_concat", cs::sim::MemoryForm::kConcat);
+    expect("ffn.act.bwd", cs::sim::MemoryForm::kActivationBackward);
+  }
+  CHECK(forms == 16);
+  // With context parallelism V arrives by the CP all-gather: not the layout measured.
+  CHECK(error_of(switch_scenario(4, kTinyDense, "  layout: {dp: 2, cp: 2}\n  implementation: {attention_layout_copies: true}\n"))
+            .find("s.yaml:13:45: attention_layout_copies is SDPA's layout of one GPU's whole sequences; with cp 2") == 0);
   CHECK(error_of(switch_scenario(8, kTinyMoe, "  layout: {dp: 8, ep: 8}\n  implementation: {attention_layout_copies: true}\n")) ==
         "s.yaml:17:45: attention_layout_copies is SDPA's layout around GQA attention; tiny-moe uses MLA");
   CHECK(error_of(plain + "  implementation: {layout_copies: true}\n").find("s.yaml:13:20: unknown key 'layout_copies'") == 0);

@@ -40,6 +40,10 @@ class TestCost : public sim::CostModel {
   sim::Time compute_time(int, const sim::GenericCompute& c, int sms) const override {
     return sim::Time::from_seconds_ceil(c.flops / (per_sm_flops * sms));
   }
+  double launch_gap_s = 0;  // before every generic kernel
+  sim::Time compute_launch_gap(int, const sim::GenericCompute&) const override {
+    return sim::Time::from_seconds_ceil(launch_gap_s);
+  }
   sim::Bandwidth comm_copy_rate(int, int sms) const override {
     return sim::Bandwidth::bytes_per_s(copy_per_sm * sms);
   }

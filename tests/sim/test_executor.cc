@@ -50,6 +50,28 @@ TEST_CASE("a dependency across streams of one GPU orders them") {
   CHECK(r.ops[second.v].start == Time::us(100));
 }
 
+TEST_CASE("a kernel's launch gap delays it after its stream's previous op and holds no SM meanwhile") {
+  World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  w.cost.launch_gap_s = 100e-6;
+  const Time gap = Time::from_seconds_ceil(100e-6);
+  OpGraph g;
+  auto a = g.add_stream(0, 0, "a");
+  auto b = g.add_stream(0, 0, "b");
+  const GenericCompute k{112e6, 0, DType::kBf16};  // 112e6 / (112 x 1e12) = 1 us on the partition
+  auto c1 = g.add_compute(a, k, "c1");
+  auto c2 = g.add_compute(a, k, "c2");
+  auto x = g.add_gemm(b, kGemm, "x");  // no gap: GEMM times count their launch
+  const auto r = w.run(g);
+  REQUIRE(r.stuck_ops.empty());
+  const Time t = w.cost.compute_time(0, k, 112);
+  CHECK(r.ops[c1.v].start == gap);
+  CHECK(r.ops[c1.v].end == gap + t);
+  CHECK(r.ops[c2.v].start == gap + t + gap);
+  CHECK(r.makespan == (gap + t) * 2);
+  // The GEMM ends inside c1's gap, at its time alone: the gap held none of the partition's SMs.
+  CHECK(r.ops[x.v].end == kGemmTime);
+}
+
 TEST_CASE("two kernels on one partition share its SMs and both take twice as long") {
   World w(1, kSplit, Bandwidth::gbytes_per_s(100), Time());
   OpGraph g;
