@@ -146,10 +146,10 @@ std::vector<MeasuredKernel> overlap_timeline(const std::string& path, const std:
   std::vector<MeasuredKernel> out;
   double t = 0;
   const double g_us = together ? best->gemm_together_us : best->gemm_alone_us;
-  for (int i = 0; i < gemms; ++i, t += g_us) out.push_back({"gemm", KernelClass::kGemm, t, g_us, 0});
+  for (int i = 0; i < gemms; ++i, t += g_us) out.push_back({"gemm", KernelClass::kGemm, sim::MemoryForm::kAny, t, g_us, 0});
   t = 0;
   const double a_us = together ? best->a2a_together_us : best->a2a_alone_us;
-  for (int i = 0; i < comms; ++i, t += a_us) out.push_back({"all_to_all", KernelClass::kAllToAll, t, a_us, 1});
+  for (int i = 0; i < comms; ++i, t += a_us) out.push_back({"all_to_all", KernelClass::kAllToAll, sim::MemoryForm::kAny, t, a_us, 1});
   return out;
 }
 
@@ -169,6 +169,7 @@ std::vector<SimulatedOp> simulate_ops(const models::Scenario& sc, int gpu, doubl
       SimulatedOp op;
       op.label = g.label(o);
       op.cls = class_of(g, o);
+      if (o.kind == sim::OpKind::kCompute) op.form = g.computes()[o.payload].form;
       op.start_us = ex.ops[i].start.to_us();
       op.dur_us = (ex.ops[i].end - ex.ops[i].start).to_us();
       op.stream = static_cast<int>(o.stream);
@@ -206,6 +207,25 @@ CompareReport compare_runs(const std::vector<MeasuredKernel>& measured, const st
       r.largest_error_class = class_name(row.cls);
       r.largest_error_ms = diff;
     }
+  }
+  // Class other by memory-bound form, where the model's op forms meet the kernels' names.
+  std::vector<FormRow> forms(sim::kMemoryForms);
+  for (int i = 0; i < sim::kMemoryForms; ++i) forms[static_cast<size_t>(i)].form = static_cast<sim::MemoryForm>(i);
+  for (const MeasuredKernel& k : measured)
+    if (k.cls == KernelClass::kOther) {
+      FormRow& row = forms[static_cast<size_t>(k.form)];
+      ++row.measured_count;
+      row.measured_ms += k.dur_us / 1000.0;
+    }
+  for (const SimulatedOp& o : simulated)
+    if (o.cls == KernelClass::kOther) {
+      FormRow& row = forms[static_cast<size_t>(o.form)];
+      ++row.simulated_count;
+      row.simulated_ms += o.dur_us / 1000.0;
+    }
+  for (size_t i = 1; i <= forms.size(); ++i) {  // kAny (unmatched) last
+    const FormRow& row = forms[i % forms.size()];
+    if (row.measured_count > 0 || row.simulated_count > 0) r.other_forms.push_back(row);
   }
   const Timeline m = timeline(measured), s = timeline(simulated);
   r.measured_makespan_ms = m.span_us / 1000.0;
@@ -280,6 +300,8 @@ std::string table_error_pct(double measured, double simulated) {
 namespace {
 std::string fixed(double v, int digits) { return table_fixed(v, digits); }
 std::string pct(double measured, double simulated) { return table_error_pct(measured, simulated); }
+// A form's row name: its profile name, "unmatched" for kernels no form matched.
+std::string form_label(sim::MemoryForm f) { return f == sim::MemoryForm::kAny ? "unmatched" : sim::memory_form_name(f); }
 }  // namespace
 
 std::string compare_console(const CompareReport& r) {
@@ -295,6 +317,14 @@ std::string compare_console(const CompareReport& r) {
     o << std::left << std::setw(12) << class_name(c.cls) << std::right << std::setw(8) << c.measured_count
       << std::setw(8) << c.simulated_count << std::setw(12) << fixed(c.measured_ms, 3) << std::setw(12)
       << fixed(c.simulated_ms, 3) << std::setw(9) << fixed(c.error_pct(), 1) << "\n";
+  }
+  if (!r.other_forms.empty()) {
+    o << "\n" << std::left << std::setw(18) << "other, by form" << std::right << std::setw(8) << "meas_n" << std::setw(8)
+      << "sim_n" << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms" << std::setw(9) << "err%" << "\n";
+    for (const FormRow& f : r.other_forms)
+      o << std::left << std::setw(18) << form_label(f.form) << std::right << std::setw(8) << f.measured_count
+        << std::setw(8) << f.simulated_count << std::setw(12) << fixed(f.measured_ms, 3) << std::setw(12)
+        << fixed(f.simulated_ms, 3) << std::setw(9) << pct(f.measured_ms, f.simulated_ms) << "\n";
   }
   o << "\n" << std::left << std::setw(12) << "" << std::right << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms"
     << std::setw(9) << "err%" << "\n";
@@ -328,6 +358,13 @@ json compare_json(const CompareReport& r) {
     row["error_pct"] = std::isfinite(e) ? json(e) : json(nullptr);
     j["classes"].push_back(row);
   }
+  j["other_by_form"] = json::array();
+  for (const FormRow& f : r.other_forms)
+    j["other_by_form"].push_back({{"form", form_label(f.form)},
+                                  {"measured_count", f.measured_count},
+                                  {"simulated_count", f.simulated_count},
+                                  {"measured_ms", f.measured_ms},
+                                  {"simulated_ms", f.simulated_ms}});
   j["makespan_ms"] = {{"measured", r.measured_makespan_ms}, {"simulated", r.simulated_makespan_ms}};
   j["gpu_busy_ms"] = {{"measured", r.measured_busy_ms}, {"simulated", r.simulated_busy_ms}};
   j["overlap_ms"] = {{"measured", r.measured_overlap_ms}, {"simulated", r.simulated_overlap_ms}};

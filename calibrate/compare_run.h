@@ -17,6 +17,7 @@ namespace cs::calibrate {
 struct SimulatedOp {
   std::string label;
   KernelClass cls = KernelClass::kOther;
+  sim::MemoryForm form = sim::MemoryForm::kAny;  // a memory-bound op's form
   double start_us = 0, dur_us = 0;
   int stream = 0;
   int partition_sms = 0;  // SMs of the op's partition (0: a copy-engine send, which holds none)
@@ -31,11 +32,19 @@ struct ClassRow {
   double error_pct() const;                  // (simulated - measured) / measured; NaN when measured is 0
 };
 
+// Class other's kernels of one memory-bound form (kAny: the kernels no form matched).
+struct FormRow {
+  sim::MemoryForm form = sim::MemoryForm::kAny;
+  int measured_count = 0, simulated_count = 0;
+  double measured_ms = 0, simulated_ms = 0;
+};
+
 struct CompareReport {
   std::string scenario, scenario_gpu;  // scenario name, catalog GPU model
   std::string measured_file, measured_format, measured_gpu, measured_range;
   int simulated_gpu = 0;               // the GPU of the scenario whose ops are compared
   std::vector<ClassRow> classes;       // classes seen in either run, in KernelClass order
+  std::vector<FormRow> other_forms;    // class other by form, those seen in either run, unmatched last
   // Span from the first kernel's start to the last one's end; busy: the union of kernel intervals;
   // overlap: the time a GEMM and a communication kernel ran at once.
   double measured_makespan_ms = 0, simulated_makespan_ms = 0;

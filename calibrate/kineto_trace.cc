@@ -51,6 +51,29 @@ KernelClass classify_kernel(std::string_view name) {
   return KernelClass::kOther;
 }
 
+sim::MemoryForm classify_memory_form(std::string_view name) {
+  using F = sim::MemoryForm;
+  std::string n(name);
+  for (char& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  const auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+  const bool backward = has("backward") || has("grad");
+  // (attention's softmax is inside its kernels, classed attention before this is asked)
+  if (has("nll_loss") || has("softmax") || has("cross_entropy")) return backward ? F::kLossBackward : F::kLoss;
+  if (has("layer_norm") || has("rms_norm") || has("rmsnorm") || has("gammabeta"))
+    return backward || has("gammabeta") ? F::kNormBackward : F::kNorm;
+  if (has("silu") || has("gelu") || has("swiglu")) return backward ? F::kActivationBackward : F::kActivation;
+  if (has("add_cat_mul_neg") || has("rope") || has("rotary"))
+    return backward || has("slice") ? F::kRopeBackward : F::kRope;
+  if (has("sum_and_scatter") || has("compute_grad_weight") || has("partial_segment") || has("partials_per_segment") ||
+      has("embedding_backward"))
+    return F::kEmbeddingBackward;
+  if (has("gather_kernel") || has("index_select") || has("embedding")) return F::kEmbedding;
+  if (has("catarraybatchedcopy")) return F::kConcat;
+  if (has("direct_copy_kernel")) return F::kLayoutCopy;
+  if (has("cudafunctor_add")) return F::kResidualAdd;
+  return F::kAny;
+}
+
 namespace {
 
 std::string format_of(const json& d, const std::string& path) {
@@ -146,8 +169,11 @@ MeasuredRun read_kineto_trace(const std::string& path) {
   }
   std::sort(kernels.begin(), kernels.end(), [](const Raw& a, const Raw& b) { return a.ts < b.ts; });
   const double t0 = kernels.front().ts;
-  for (const Raw& r : kernels)
-    run.kernels.push_back(MeasuredKernel{r.name, classify_kernel(r.name), r.ts - t0, r.dur, r.stream});
+  for (const Raw& r : kernels) {
+    const KernelClass c = classify_kernel(r.name);
+    run.kernels.push_back(MeasuredKernel{r.name, c, c == KernelClass::kOther ? classify_memory_form(r.name) : sim::MemoryForm::kAny,
+                                         r.ts - t0, r.dur, r.stream});
+  }
   for (const Raw& r : memsets) {
     ++run.memsets;
     run.memset_us += r.dur;

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/op_graph.h"
+
 namespace cs::calibrate {
 
 // What a kernel does, as far as the comparison goes. Communication classes: dispatch and combine
@@ -24,9 +26,19 @@ bool is_communication(KernelClass c);   // dispatch, combine, all_to_all, send_r
 // cutlass, xmma, nvjet, cublas, matmul), else other.
 KernelClass classify_kernel(std::string_view name);
 
+// The memory-bound form of a kernel of class other, by the names PyTorch's ATen and Inductor give
+// them (case-insensitive): norms (layer_norm, rms_norm; backward: grad, gammabeta), activations
+// (silu, gelu), RoPE (Inductor's fused add_cat_mul_neg; backward its slice variant), SDPA's
+// strided copies (direct_copy_kernel), concatenation (CatArrayBatchedCopy), residual adds
+// (CUDAFunctor_add), the loss (softmax, nll_loss, cross_entropy), the embedding (its gather; backward its
+// segment-sum kernels). kAny for the rest (sorts, fills, scans): implementation heuristics, so a
+// new framework's names may fall there.
+sim::MemoryForm classify_memory_form(std::string_view name);
+
 struct MeasuredKernel {
   std::string name;
   KernelClass cls = KernelClass::kOther;
+  sim::MemoryForm form = sim::MemoryForm::kAny;  // class other only
   double start_us = 0;  // from the first kernel's start
   double dur_us = 0;
   int stream = 0;

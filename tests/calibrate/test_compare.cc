@@ -47,6 +47,25 @@ TEST_CASE("kernel names are classified as GEMM, attention, communication or othe
   CHECK_FALSE(is_communication(KernelClass::kGemm));
 }
 
+TEST_CASE("other kernels are told apart by memory-bound form from PyTorch's and Inductor's names", "[compare]") {
+  using F = cs::sim::MemoryForm;
+  CHECK(classify_memory_form("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float, true>") == F::kNorm);
+  CHECK(classify_memory_form("void at::native::(anonymous namespace)::layer_norm_grad_input_kernel_vectorized<c10::BFloat16>") == F::kNormBackward);
+  CHECK(classify_memory_form("void at::native::(anonymous namespace)::GammaBetaBackwardCUDAKernelTemplate<c10::BFloat16>") == F::kNormBackward);
+  CHECK(classify_memory_form("triton_poi_fused_mul_silu_split_0") == F::kActivation);
+  CHECK(classify_memory_form("triton_poi_fused_cat_mul_silu_silu_backward_split_0") == F::kActivationBackward);
+  CHECK(classify_memory_form("triton_poi_fused_add_cat_mul_neg_split_0") == F::kRope);
+  CHECK(classify_memory_form("triton_poi_fused_add_cat_mul_neg_slice_0") == F::kRopeBackward);
+  CHECK(classify_memory_form("void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda") == F::kLayoutCopy);
+  CHECK(classify_memory_form("void at::native::(anonymous namespace)::CatArrayBatchedCopy_vectorized<at::native::OpaqueType<2u>>") == F::kConcat);
+  CHECK(classify_memory_form("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>>") == F::kResidualAdd);
+  CHECK(classify_memory_form("triton_red_fused__log_softmax__to_copy_prepare_softmax_online_view_0") == F::kLoss);
+  CHECK(classify_memory_form("triton_red_fused__log_softmax__log_softmax_backward_data__to_copy_nll_loss_backward_0") == F::kLossBackward);
+  CHECK(classify_memory_form("void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*)") == F::kEmbedding);
+  CHECK(classify_memory_form("void at::native::(anonymous namespace)::sum_and_scatter<c10::BFloat16, long>") == F::kEmbeddingBackward);
+  CHECK(classify_memory_form("void at_cuda_detail::cub::detail::radix_sort::DeviceRadixSortOnesweepKernel<>") == F::kAny);
+}
+
 TEST_CASE("a hand-written Kineto trace is read: every kernel of the first device", "[compare]") {
   cs::test::TempDir tmp;
   json ev = json::array();
@@ -265,6 +284,27 @@ TEST_CASE("the committed two-H100 and two-H200 DualPipe traces: rank 0 runs the 
     CHECK(std::abs(rows["gemm"].error_pct()) < 5);
     CHECK(rows["attention"].measured_ms > 0);
     CHECK(std::abs(rows["attention"].error_pct()) < 10);
+    // Class other by form: the rows add up to the class, and each form the bench launches meets
+    // the model's op of that form.
+    std::map<std::string, FormRow> forms;
+    double measured = 0, simulated = 0;
+    for (const FormRow& f : r.other_forms) {
+      forms[f.form == cs::sim::MemoryForm::kAny ? "unmatched" : cs::sim::memory_form_name(f.form)] = f;
+      measured += f.measured_ms, simulated += f.simulated_ms;
+    }
+    CHECK(measured == Approx(rows["other"].measured_ms));
+    CHECK(simulated == Approx(rows["other"].simulated_ms));
+    for (const char* f : {"norm_fwd", "norm_bwd", "activation_fwd", "activation_bwd", "rope_fwd", "rope_bwd",
+                          "residual_add", "layout_copy", "concat", "loss_fwd", "loss_bwd"}) {
+      INFO(f);
+      CHECK(forms[f].measured_count > 0);
+      CHECK(forms[f].simulated_count > 0);
+    }
+    // The forward norms: one kernel and one op each, 2 per layer and pass plus the final norm's 4.
+    CHECK(forms["norm_fwd"].measured_count == 68);
+    CHECK(forms["norm_fwd"].simulated_count == 68);
+    // Only the sorts, fills and scans stay unmatched, a few percent of the class.
+    CHECK(forms["unmatched"].measured_ms < 0.05 * rows["other"].measured_ms);
   }
 }
 
