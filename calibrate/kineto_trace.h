@@ -31,8 +31,10 @@ KernelClass classify_kernel(std::string_view name);
 // (silu, gelu), RoPE (Inductor's fused add_cat_mul_neg; backward its slice variant), SDPA's
 // strided copies (direct_copy_kernel), concatenation (CatArrayBatchedCopy), residual adds
 // (CUDAFunctor_add), the loss (softmax, nll_loss, cross_entropy), the embedding (its gather; backward its
-// segment-sum kernels). kAny for the rest (sorts, fills, scans): implementation heuristics, so a
-// new framework's names may fall there.
+// segment-sum kernels). kAny for the rest (sorts, fills, scans). Heuristics tuned to the names of
+// kernels/torch/pipeline_model.py's kernels: another program's gathers (MoE token gathers), softmaxes
+// (a router's) and dtype casts (direct copies) land in embedding, loss and layout copy, and an
+// eager RoPE's torch.cat in concat.
 sim::MemoryForm classify_memory_form(std::string_view name);
 
 struct MeasuredKernel {

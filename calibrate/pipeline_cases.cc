@@ -215,8 +215,8 @@ sim::Time simulate_pipeline_step(const hw::GpuProfile& p, const hw::GpuSpec& gpu
   y << "]}\n  seq_len: " << c.seq_len << "\n  micro_batch: " << c.micro_batch << "\n  precision: bf16_mixed\n"
     // The bench keeps every activation for the backward: nothing is recomputed.
     << "  recompute: {rms_norm: false, mla_up_proj: false}\n"
-    // pipeline_model.py's SDPA: V and the output copied into and out of its layout, each way, and
-    // qkv's split backward a concatenation.
+    // pipeline_model.py's SDPA: strided copies into or out of its layout, each way, and qkv's
+    // split backward a concatenation.
     << "  implementation: {attention_layout_copies: true}\n"
     << "  pipeline: {schedule: " << models::schedule_kind_name(c.schedule) << ", micro_batches: " << c.micro_batches
     << ", p2p: copy_engine";

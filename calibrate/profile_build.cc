@@ -199,7 +199,6 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     const std::string* src[] = {&fwd, &fwd, &bwd, &bwd, &mem};
     for (int i = 0; i < hw::KernelModel::kRequiredParams; ++i)
       p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
-    apply_measured_memory_forms(set, gpu, p);
   }
   if (const HbmCeiling h = fit_hbm_ceiling(set.overlaps, set.memory_bound); h.cases > 0) {
     const bool torch = h.what.rfind("PyTorch", 0) == 0;
@@ -210,6 +209,9 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
             " (a lower bound of what HBM carries): " +
             sources_of(set, torch ? "kernels/torch/memory_bound.py" : "cs_overlap")};
   }
+  // After the HBM ceiling, which a form faster than it raises; a kernels section must hold them
+  // (refused without one, not dropped).
+  apply_measured_memory_forms(set, gpu, p);
   if (p.memory.present() && !set.overlaps.empty()) {
     // The bench's copies run at its sustained clock where the profile has one.
     const double copy = p.comm.sm_copy_GBps * (p.clocks.present() ? p.clocks.sustained_MHz / p.clocks.comm_fit_MHz : 1.0);

@@ -163,8 +163,9 @@ int cmd_calibrate_carry(const CalibrateArgs& a) {
   p.file = a.out;
   write_text(a.out, calibrate::profile_yaml(p));
   std::printf("profile %s for %s, carried from %s\n", a.out.c_str(), to_gpu->model.c_str(), from.file.c_str());
-  std::printf("  hbm_GBps    %10.5g -> %.5g\n", from.gemm.hbm_GBps, p.gemm.hbm_GBps);
-  std::printf("  nvlink_GBps %10.5g -> %.5g\n", from.comm.nvlink_GBps, p.comm.nvlink_GBps);
+  std::printf("  gemm.hbm_GBps   %6.5g -> %.5g\n", from.gemm.hbm_GBps, p.gemm.hbm_GBps);
+  std::printf("  nvlink_GBps     %6.5g -> %.5g\n", from.comm.nvlink_GBps, p.comm.nvlink_GBps);
+  if (from.memory.present()) std::printf("  memory.hbm_GBps %6.5g -> %.5g\n", from.memory.hbm_GBps, p.memory.hbm_GBps);
   check_stdout();
   return 0;
 }

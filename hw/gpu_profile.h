@@ -49,8 +49,8 @@ struct CommModel {
 // forward and backward apart; memory-bound kernels (norms, activations, casts, residuals) move
 // their bytes at their form's measured rate (<form>_GBps, sim::memory_form_name), elementwise_GBps
 // for a form not measured, or at the profile's per-SM copy rate on SMs too few to reach it, and
-// each is followed by launch_gap_us of idle device (the front end starting the next kernel; the
-// GEMM and attention fits time whole calls, their launch included).
+// each is preceded by launch_gap_us of idle device (the front end starting it after its stream's
+// previous op; the GEMM and attention fits time whole calls, their launch included).
 struct KernelModel {
   double attn_fwd_us = 0, attn_fwd_tflops = 0, attn_bwd_us = 0, attn_bwd_tflops = 0, elementwise_GBps = 0;
   double launch_gap_us = 0;                           // optional: 0 where not measured

@@ -106,8 +106,9 @@ void gqa(LayerBuilder& b, const ModelSpec& m, const Shape& s) {
     b.comm("attn.cp_gather", blk, CommOp::kCpAllGather, kv_bytes, CommOp::kCpReduceScatter, kv_bytes);
   }
   b.attention("attn.core", heads, a.head_dim, a.head_dim, kv);
-  // Forward, V into SDPA's [b, h, s, d] and the output back to [b, s, h * d]; backward, the
-  // output's gradient in and V's gradient out: one strided copy of (heads + kv) x head_dim each way.
+  // Strided copies into or out of SDPA's [b, h, s, d] layout, one of heads x head_dim and one of
+  // kv x head_dim a token, forward and again backward (the bench's trace: a 32-head and an 8-head
+  // copy per layer and pass, where its compiled RoPE keeps the transposed views' strides).
   if (c.attention_layout_copies)
     b.elementwise("attn.layout_copy", blk, s.t * double(heads + kv) * a.head_dim, 0, 2 * 2.0, 0, 2 * 2.0, false,
                   sim::MemoryForm::kLayoutCopy);

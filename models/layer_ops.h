@@ -80,8 +80,9 @@ struct LayerContext {
   bool fp8 = true;            // FP8 linears with 1x128 / 128x128 scaling (DeepSeek-V3 sec. 3.3)
   bool recompute_norm = true;
   bool recompute_mla_up = true;
-  // GQA attention as PyTorch's SDPA takes it from a fused qkv projection: V and the output copied
-  // between [b, s, h, d] and [b, h, s, d] each way, and the split's backward a concatenation.
+  // GQA attention as PyTorch's SDPA takes it from a fused qkv projection and a compiled RoPE: a
+  // heads- and a kv_heads-wide copy into or out of its [b, h, s, d] layout each way, and the
+  // split's backward a concatenation.
   bool attention_layout_copies = false;
   // Expert rows each GPU computes per micro-batch; 0 means balanced routing (top_k x tokens).
   double expert_rows = 0;

@@ -1,12 +1,13 @@
 // Memory-bound kernel forms and the launch gap: the fit recovers known rates, the calibrated cost
-// times each form at its own rate (elementwise_GBps where not measured) plus the gap, profiles
-// write and read them, and the H100's measured forms read, fit and predict as the bundled H100
-// profile records.
+// times each form at its own rate (elementwise_GBps where not measured) after the gap, profiles
+// write and read them, calibrate fit and carry --measured take them, and the H100's measured forms
+// read, fit and predict as the bundled H100 profile records.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <fstream>
 #include <string>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "calibrate/kernel_fit.h"
@@ -23,6 +24,7 @@
 
 using namespace cs;
 using F = sim::MemoryForm;
+using nlohmann::json;
 
 namespace {
 
@@ -220,4 +222,36 @@ TEST_CASE("calibrate carry --measured takes the target's own forms, and refuses 
   CHECK(none.exit_code == 2);
   CHECK_THAT(none.err, Catch::Matchers::Contains("no memory-bound kernel forms"));
   CHECK(!std::ifstream(tmp.file("none.yaml")).good());
+}
+
+TEST_CASE("calibrate fit takes the same GPU's forms: rates, gap, fitted_from and a raised HBM ceiling", "[calibrate][cli]") {
+  // A forms file of the H200 (synthetic: the bench's format, one SwiGLU forward at 5000 GB/s, above
+  // the 4229 GB/s the H200's copies measured, and a launch gap), fitted with the H200's real data.
+  test::TempDir tmp;
+  const json forms = {
+      {"schema_version", 1},
+      {"provenance", {{"program", "kernels/torch/memory_bound_forms.py"}, {"date_utc", "2026-11-26T00:00:00Z"},
+                      {"git_commit", "test"}, {"gpu", {{"name", "NVIDIA H200"}}}}},
+      {"cases", json::array({{{"op", "swiglu_chunked_fwd_14336"}, {"variant", "compiled"}, {"bytes", 5e8},
+                              {"kernel_us_per_call", 100.0}},
+                             {{"op", "launch_gap"}, {"variant", "eager"}, {"gap_us_median", 1.1}}})}};
+  test::write_file(tmp.file("forms.json"), forms.dump());
+  const std::string d = test::source_dir() + "/calibrate/data/h200/";
+  const test::RunOutput ok = test::run_clustersim({"calibrate", "fit", d + "fp8_gemm.json", d + "all_to_all.json",
+                                                   d + "attention.json", d + "memory_bound.json", tmp.file("forms.json"),
+                                                   "-o", tmp.file("h200.yaml")});
+  REQUIRE(ok.exit_code == 0);
+  const hw::GpuProfile p = hw::load_profile(tmp.file("h200.yaml"));
+  CHECK(p.kernels.memory_GBps(F::kActivation) == Approx(5000));
+  CHECK(p.kernels.launch_gap_us == Approx(1.1));
+  CHECK(p.memory.hbm_GBps == Approx(5000));
+  CHECK_THAT(p.memory_params.at("hbm_GBps").source, Catch::Matchers::Contains("activation_fwd"));
+  CHECK(std::count_if(p.fitted_from.begin(), p.fitted_from.end(),
+                      [&](const std::string& f) { return f.find("forms.json") != std::string::npos; }) == 1);
+  // Without attention and memory_bound.py's data there is no kernels section to hold them: refused.
+  const test::RunOutput bare = test::run_clustersim({"calibrate", "fit", d + "fp8_gemm.json", d + "all_to_all.json",
+                                                     tmp.file("forms.json"), "-o", tmp.file("bare.yaml")});
+  CHECK(bare.exit_code == 2);
+  CHECK_THAT(bare.err, Catch::Matchers::Contains("need a profile with a kernels section"));
+  CHECK(!std::ifstream(tmp.file("bare.yaml")).good());
 }

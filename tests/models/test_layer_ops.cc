@@ -268,7 +268,7 @@ TEST_CASE("layer ops: each memory-bound op names its kernel form, backward ones 
   CHECK(!has(ops, "attn.qkv_concat"));
 }
 
-TEST_CASE("layer ops: SDPA's layout copies move V and the output each way, and qkv's split backward concatenates", "[layer_ops]") {
+TEST_CASE("layer ops: SDPA's layout copies move heads and KV heads each way, and qkv's split backward concatenates", "[layer_ops]") {
   LayerContext c = ctx(32, 16);
   c.attention_layout_copies = true;
   const std::vector<LayerOp> ops = layer_ops(tiny_gqa(), 0, c);
