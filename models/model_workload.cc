@@ -194,8 +194,8 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
       mw.attention_layout_copies = x->as_bool();
       if (mw.attention_layout_copies && mw.model.attention.kind != AttentionKind::kGqa)
         x->fail("attention_layout_copies is SDPA's layout around GQA attention; " + mw.model.name + " uses MLA");
-      // With context parallelism V comes from the CP group's all-gather, in whatever layout that
-      // implementation gathers it: the copies measured are those of one GPU's whole sequence.
+      // With context parallelism K and V come from the CP group's all-gather, in whatever layout
+      // that implementation gathers them: the copies measured are those of one GPU's whole sequence.
       if (mw.attention_layout_copies && mw.layout.cp > 1)
         x->fail("attention_layout_copies is SDPA's layout of one GPU's whole sequences; with cp " +
                 std::to_string(mw.layout.cp) + " it is not modelled");

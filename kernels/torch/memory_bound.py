@@ -19,6 +19,10 @@ from nvml_sampler import write_json_atomic
 
 E = 2  # bytes per bf16 element
 KERNEL_CALLS = 30
+# How a case is timed, for the JSON's bench section (memory_bound_forms.py times the same way).
+TIMING_DOC = ("median_ms: CUDA events around each call, 5 warm-up calls, median of 30 (the CPU's launch included "
+              "where it outlasts the kernel); kernel_us_per_call: the kernels' device time under torch.profiler, "
+              f"mean over {KERNEL_CALLS} calls")
 
 
 def rmsnorm(x, w):
@@ -145,9 +149,7 @@ def main():
         del a, b, ref, do
 
     doc = {"schema_version": 1, "provenance": provenance("kernels/torch/memory_bound.py"),
-           "bench": {"dtype": "bf16", "timing": "median_ms: CUDA events around each call, 5 warm-up calls, median of 30 "
-                               "(the CPU's launch included where it outlasts the kernel); kernel_us_per_call: the "
-                               f"kernels' device time under torch.profiler, mean over {KERNEL_CALLS} calls",
+           "bench": {"dtype": "bf16", "timing": TIMING_DOC,
                      "bytes": "fewest bytes: copy 2N, rmsnorm fwd 2N bwd 3N, swiglu fwd 3N bwd 5N, "
                               "N elements x 2 bytes; weights and their gradients left out",
                      "variants": "eager: the ATen kernels a plain loop launches (several per op); "

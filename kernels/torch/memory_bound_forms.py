@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 
 from common import provenance
-from memory_bound import E, KERNEL_CALLS, bench_op, keep_saved_tensors, rel
+from memory_bound import E, TIMING_DOC, bench_op, keep_saved_tensors, rel
 from nvml_sampler import write_json_atomic
 import pipeline_model as pm
 
@@ -167,11 +167,10 @@ def main():
         print(f"launch gap failed: {e}", flush=True)
 
     doc = {"schema_version": 1, "provenance": provenance("kernels/torch/memory_bound_forms.py"),
-           "bench": {"dtype": "bf16", "timing": "median_ms: CUDA events around each call, 5 warm-up calls, median of 30 (the CPU's "
-                               "launch included where it outlasts the kernel); kernel_us_per_call: the "
-                               f"kernels' device time under torch.profiler, mean over {KERNEL_CALLS} calls",
+           "bench": {"dtype": "bf16", "timing": TIMING_DOC,
                      "bytes": "fewest bytes: swiglu_chunked fwd 3N bwd 5N (N = tokens x ffn), rope 2N each way, "
-                              "layout_copy and split_cat 2N, residual_add 3N, N elements x 2 bytes",
+                              "layout_copy and split_cat 2N, residual_add 3N, rmsnorm fwd 2N bwd 3N, embedding fwd "
+                              "2N bwd N + the table, loss fwd N bwd 2N (N = logits), N elements x 2 bytes",
                      "shapes": f"pipeline_step.py's: batch {pm.BATCH}, sequence {pm.SEQ}, hidden {pm.HIDDEN}, "
                                f"heads {pm.HEADS}/{pm.KV_HEADS} x {pm.HEAD_DIM}; SwiGLU also at DeepSeek-V3's "
                                "dense FFN (16384 x 18432)",
