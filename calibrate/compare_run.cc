@@ -16,7 +16,7 @@ namespace cs::calibrate {
 
 using json = nlohmann::json;
 
-double ClassRow::error_pct() const {
+double Tally::error_pct() const {
   if (measured_ms <= 0) return std::numeric_limits<double>::quiet_NaN();
   return (simulated_ms - measured_ms) / measured_ms * 100.0;
 }
@@ -189,18 +189,19 @@ CompareReport compare_runs(const std::vector<MeasuredKernel>& measured, const st
   CompareReport r;
   std::vector<ClassRow> rows(kKernelClasses);
   for (int i = 0; i < kKernelClasses; ++i) rows[static_cast<size_t>(i)].cls = static_cast<KernelClass>(i);
+  // Class other by memory-bound form too, where the model's op forms meet the kernels' names.
+  std::vector<FormRow> forms(sim::kMemoryForms);
+  for (int i = 0; i < sim::kMemoryForms; ++i) forms[static_cast<size_t>(i)].form = static_cast<sim::MemoryForm>(i);
   for (const MeasuredKernel& k : measured) {
-    ClassRow& row = rows[static_cast<size_t>(k.cls)];
-    ++row.measured_count;
-    row.measured_ms += k.dur_us / 1000.0;
+    rows[static_cast<size_t>(k.cls)].add_measured(k.dur_us);
+    if (k.cls == KernelClass::kOther) forms[static_cast<size_t>(k.form)].add_measured(k.dur_us);
   }
   for (const SimulatedOp& o : simulated) {
-    ClassRow& row = rows[static_cast<size_t>(o.cls)];
-    ++row.simulated_count;
-    row.simulated_ms += o.dur_us / 1000.0;
+    rows[static_cast<size_t>(o.cls)].add_simulated(o.dur_us);
+    if (o.cls == KernelClass::kOther) forms[static_cast<size_t>(o.form)].add_simulated(o.dur_us);
   }
   for (const ClassRow& row : rows) {
-    if (row.measured_count == 0 && row.simulated_count == 0) continue;
+    if (row.empty()) continue;
     r.classes.push_back(row);
     const double diff = row.simulated_ms - row.measured_ms;
     if (r.largest_error_class.empty() || std::abs(diff) > std::abs(r.largest_error_ms)) {
@@ -208,24 +209,9 @@ CompareReport compare_runs(const std::vector<MeasuredKernel>& measured, const st
       r.largest_error_ms = diff;
     }
   }
-  // Class other by memory-bound form, where the model's op forms meet the kernels' names.
-  std::vector<FormRow> forms(sim::kMemoryForms);
-  for (int i = 0; i < sim::kMemoryForms; ++i) forms[static_cast<size_t>(i)].form = static_cast<sim::MemoryForm>(i);
-  for (const MeasuredKernel& k : measured)
-    if (k.cls == KernelClass::kOther) {
-      FormRow& row = forms[static_cast<size_t>(k.form)];
-      ++row.measured_count;
-      row.measured_ms += k.dur_us / 1000.0;
-    }
-  for (const SimulatedOp& o : simulated)
-    if (o.cls == KernelClass::kOther) {
-      FormRow& row = forms[static_cast<size_t>(o.form)];
-      ++row.simulated_count;
-      row.simulated_ms += o.dur_us / 1000.0;
-    }
   for (size_t i = 1; i <= forms.size(); ++i) {  // kAny (unmatched) last
     const FormRow& row = forms[i % forms.size()];
-    if (row.measured_count > 0 || row.simulated_count > 0) r.other_forms.push_back(row);
+    if (!row.empty()) r.other_forms.push_back(row);
   }
   if (forms[0].simulated_count > 0)
     r.notes.push_back("other's unmatched row: measured kernels no form's name matched (sorts, fills, scans), and "
@@ -344,6 +330,18 @@ std::string compare_console(const CompareReport& r) {
   return o.str();
 }
 
+namespace {
+json tally_json(const char* key, const std::string& name, const Tally& t) {
+  const double e = t.error_pct();
+  return {{key, name},
+          {"measured_count", t.measured_count},
+          {"simulated_count", t.simulated_count},
+          {"measured_ms", t.measured_ms},
+          {"simulated_ms", t.simulated_ms},
+          {"error_pct", std::isfinite(e) ? json(e) : json(nullptr)}};
+}
+}  // namespace
+
 json compare_json(const CompareReport& r) {
   json j;
   j["schema_version"] = 1;
@@ -353,25 +351,9 @@ json compare_json(const CompareReport& r) {
   j["measured"] = {{"file", r.measured_file}, {"format", r.measured_format}, {"gpu", r.measured_gpu},
                    {"range", r.measured_range}};
   j["classes"] = json::array();
-  for (const ClassRow& c : r.classes) {
-    json row = {{"class", class_name(c.cls)},       {"measured_count", c.measured_count},
-                {"simulated_count", c.simulated_count}, {"measured_ms", c.measured_ms},
-                {"simulated_ms", c.simulated_ms}};
-    const double e = c.error_pct();
-    row["error_pct"] = std::isfinite(e) ? json(e) : json(nullptr);
-    j["classes"].push_back(row);
-  }
+  for (const ClassRow& c : r.classes) j["classes"].push_back(tally_json("class", class_name(c.cls), c));
   j["other_by_form"] = json::array();
-  for (const FormRow& f : r.other_forms)
-  {
-    json row = {{"form", form_label(f.form)},
-                {"measured_count", f.measured_count},
-                {"simulated_count", f.simulated_count},
-                {"measured_ms", f.measured_ms},
-                {"simulated_ms", f.simulated_ms}};
-    row["error_pct"] = f.measured_ms > 0 ? json((f.simulated_ms - f.measured_ms) / f.measured_ms * 100.0) : json(nullptr);
-    j["other_by_form"].push_back(row);
-  }
+  for (const FormRow& f : r.other_forms) j["other_by_form"].push_back(tally_json("form", form_label(f.form), f));
   j["makespan_ms"] = {{"measured", r.measured_makespan_ms}, {"simulated", r.simulated_makespan_ms}};
   j["gpu_busy_ms"] = {{"measured", r.measured_busy_ms}, {"simulated", r.simulated_busy_ms}};
   j["overlap_ms"] = {{"measured", r.measured_overlap_ms}, {"simulated", r.simulated_overlap_ms}};

@@ -25,18 +25,23 @@ struct SimulatedOp {
   double bytes = 0;       // communication only: the collective's per-GPU bytes
 };
 
-struct ClassRow {
-  KernelClass cls = KernelClass::kOther;
+// Kernels counted and their durations summed, measured and simulated side by side.
+struct Tally {
   int measured_count = 0, simulated_count = 0;
-  double measured_ms = 0, simulated_ms = 0;  // summed kernel durations
-  double error_pct() const;                  // (simulated - measured) / measured; NaN when measured is 0
+  double measured_ms = 0, simulated_ms = 0;
+  double error_pct() const;  // (simulated - measured) / measured; NaN when measured is 0
+  bool empty() const { return measured_count == 0 && simulated_count == 0; }
+  void add_measured(double dur_us) { ++measured_count, measured_ms += dur_us / 1000.0; }
+  void add_simulated(double dur_us) { ++simulated_count, simulated_ms += dur_us / 1000.0; }
+};
+
+struct ClassRow : Tally {
+  KernelClass cls = KernelClass::kOther;
 };
 
 // Class other's kernels of one memory-bound form (kAny: the kernels no form matched).
-struct FormRow {
+struct FormRow : Tally {
   sim::MemoryForm form = sim::MemoryForm::kAny;
-  int measured_count = 0, simulated_count = 0;
-  double measured_ms = 0, simulated_ms = 0;
 };
 
 struct CompareReport {

@@ -55,13 +55,18 @@ StepBreakdown step_breakdown(const PipelineRecord& rec, const sim::OpGraph& g, c
       while (j < mine.size() && !has_backward(mine[j]->kind)) ++j;
       if (j < mine.size()) steady_end = j + 1;
     }
+    RankChunkTimes c;
+    c.rank = r;
     sim::Time cursor;
+    // Adds the interval's time past the cursor to `into` and returns it; the gap before it is bubble.
     const auto account = [&](const Interval& iv, sim::Time& into) {
-      if (!iv.any) return;
+      if (!iv.any) return sim::Time();
       const sim::Time s = std::max(iv.start, cursor);
       if (s > cursor) t.bubble += s - cursor;
-      if (iv.end > s) into += iv.end - s;
+      const sim::Time ran = iv.end > s ? iv.end - s : sim::Time();
+      into += ran;
       cursor = std::max(cursor, iv.end);
+      return ran;
     };
     for (size_t i = 0; i < mine.size(); ++i) {
       Interval iv;
@@ -72,7 +77,11 @@ StepBreakdown step_breakdown(const PipelineRecord& rec, const sim::OpGraph& g, c
                         : i < steady_end                     ? t.steady
                         : k == ChunkTask::kBackwardWeight ? t.weight_backward
                                                           : t.input_backward;
-      account(iv, into);
+      const sim::Time ran = account(iv, into);
+      (k == ChunkTask::kForward           ? c.forward
+       : k == ChunkTask::kForwardBackward ? c.forward_backward
+       : k == ChunkTask::kBackwardWeight  ? c.weight
+                                          : c.backward) += ran;
     }
     t.pipeline_end = cursor;
     if (r < static_cast<int>(rec.optimizer.size())) {
@@ -87,7 +96,10 @@ StepBreakdown step_breakdown(const PipelineRecord& rec, const sim::OpGraph& g, c
     }
     if (step < cursor) throw std::logic_error("step breakdown: a rank ran past the step's end");
     t.bubble += step - cursor;
+    c.optimizer = t.optimizer;
+    c.bubble = t.bubble;
     out.ranks.push_back(t);
+    out.by_chunk.push_back(c);
   }
   // Means in picoseconds, rounded down: exact sums matter per rank, not for the mean.
   const auto n = static_cast<int64_t>(std::max<size_t>(out.ranks.size(), 1));
@@ -101,8 +113,19 @@ StepBreakdown step_breakdown(const PipelineRecord& rec, const sim::OpGraph& g, c
     out.mean.bubble += t.bubble;
     out.mean.pipeline_end += t.pipeline_end;
   }
+  RankChunkTimes& cm = out.by_chunk_mean;
+  cm.rank = -1;
+  for (const RankChunkTimes& c : out.by_chunk) {
+    cm.forward += c.forward;
+    cm.backward += c.backward;
+    cm.weight += c.weight;
+    cm.forward_backward += c.forward_backward;
+    cm.optimizer += c.optimizer;
+    cm.bubble += c.bubble;
+  }
   for (sim::Time* p : {&out.mean.warmup_forward, &out.mean.steady, &out.mean.input_backward, &out.mean.weight_backward,
-                       &out.mean.optimizer, &out.mean.bubble, &out.mean.pipeline_end})
+                       &out.mean.optimizer, &out.mean.bubble, &out.mean.pipeline_end, &cm.forward, &cm.backward,
+                       &cm.weight, &cm.forward_backward, &cm.optimizer, &cm.bubble})
     *p = sim::Time::ps(p->ps_count() / n);
   return out;
 }

@@ -32,11 +32,27 @@ struct RankStepTimes {
   sim::Time total() const { return warmup_forward + steady + input_backward + weight_backward + optimizer + bubble; }
 };
 
+// The same step split by what each task runs instead of the phase it falls in: DualPipe's four
+// chunk kinds (its _forward_chunk, _backward_chunk, _weight_chunk and the overlapped
+// _forward_backward_chunk), wherever in the schedule they run. Table 4's 1F, 1B, 1W and 1F1B read
+// as time per chunk kind match this split (DualPipe's rank 0 runs 23 lone forwards, 23 lone
+// backwards and 15 weight chunks at PP16 and 120 micro-batches, 30 of them outside its warm-up and
+// cool-down).
+// Optimizer and bubble are the phase split's.
+struct RankChunkTimes {
+  int rank = 0;
+  sim::Time forward, backward, weight, forward_backward, optimizer, bubble;  // backward: full or input
+
+  sim::Time total() const { return forward + backward + weight + forward_backward + optimizer + bubble; }
+};
+
 struct StepBreakdown {
   std::string schedule;
   sim::Time step;
   std::vector<RankStepTimes> ranks;
   RankStepTimes mean;  // each part averaged over the ranks (rank = -1)
+  std::vector<RankChunkTimes> by_chunk;  // per rank, as `ranks`
+  RankChunkTimes by_chunk_mean;          // rank = -1
 };
 
 StepBreakdown step_breakdown(const PipelineRecord& rec, const sim::OpGraph& g, const std::vector<sim::OpTiming>& timing,

@@ -15,14 +15,29 @@ nlohmann::json rank_times_json(const models::RankStepTimes& t) {
           {"pipeline_end_ms", t.pipeline_end.to_ms()}};
 }
 
+nlohmann::json chunk_times_json(const models::RankChunkTimes& t) {
+  return {{"forward_ms", t.forward.to_ms()},   {"backward_ms", t.backward.to_ms()},
+          {"weight_ms", t.weight.to_ms()},     {"forward_backward_ms", t.forward_backward.to_ms()},
+          {"optimizer_ms", t.optimizer.to_ms()}, {"bubble_ms", t.bubble.to_ms()}};
+}
+
 nlohmann::json step_json(const models::StepBreakdown& b) {
-  nlohmann::json ranks = nlohmann::json::array();
+  nlohmann::json ranks = nlohmann::json::array(), by_chunk = nlohmann::json::array();
   for (const auto& t : b.ranks) {
     nlohmann::json j = rank_times_json(t);
     j["rank"] = t.rank;
     ranks.push_back(std::move(j));
   }
-  return {{"schedule", b.schedule}, {"step_ms", b.step.to_ms()}, {"mean", rank_times_json(b.mean)}, {"ranks", ranks}};
+  for (const auto& t : b.by_chunk) {
+    nlohmann::json j = chunk_times_json(t);
+    j["rank"] = t.rank;
+    by_chunk.push_back(std::move(j));
+  }
+  return {{"schedule", b.schedule},
+          {"step_ms", b.step.to_ms()},
+          {"mean", rank_times_json(b.mean)},
+          {"ranks", ranks},
+          {"by_chunk", {{"mean", chunk_times_json(b.by_chunk_mean)}, {"ranks", by_chunk}}}};
 }
 
 nlohmann::json training_json(const models::TrainingResult& t) {
@@ -91,6 +106,16 @@ std::string step_console(const models::StepBreakdown& b) {
   };
   for (const auto& t : b.ranks) row(std::to_string(t.rank), t);
   row("mean", b.mean);
+  out += "\nthe same step by what each task runs, wherever it runs (lone forward, lone backward, weight, overlapped pair):\n";
+  out += fmt::format("{:<6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "rank", "forward", "backward", "weight",
+                     "fwd_and_bwd", "optimizer", "bubble");
+  const auto chunk_row = [&](const std::string& name, const models::RankChunkTimes& t) {
+    out += fmt::format("{:<6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", name, t.forward.to_ms(),
+                       t.backward.to_ms(), t.weight.to_ms(), t.forward_backward.to_ms(), t.optimizer.to_ms(),
+                       t.bubble.to_ms());
+  };
+  for (const auto& t : b.by_chunk) chunk_row(std::to_string(t.rank), t);
+  chunk_row("mean", b.by_chunk_mean);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include <algorithm>
+#include <cstdlib>
 #include <vector>
 
 #include "models/optimizer_step.h"
@@ -71,6 +72,52 @@ TEST_CASE("step breakdown: every schedule's parts sum to the step and its bubble
       }
       if (k == ScheduleKind::kZb1p || k == ScheduleKind::kDualPipe) CHECK(run.breakdown.mean.weight_backward > Time());
     }
+}
+
+TEST_CASE("step breakdown by chunk kind: each task kind's count times its time, wherever it runs") {
+  const ChunkTimes t = uniform_times();
+  for (ScheduleKind k : {ScheduleKind::k1f1b, ScheduleKind::kZb1p, ScheduleKind::kDualPipe, ScheduleKind::kDualPipeV})
+    for (int pp : {4, 16}) {
+      const PipelineSchedule s = make_schedule(ScheduleParams{k, pp, 8 * pp, 1});
+      const ScheduleRun run = simulate_uniform(s, t);
+      REQUIRE(run.breakdown.by_chunk.size() == static_cast<size_t>(s.ranks));
+      for (int r = 0; r < s.ranks; ++r) {
+        INFO(schedule_kind_name(k) << " pp " << pp << " rank " << r);
+        Time f, b, w, fb;  // each kind's count times its uniform time
+        for (const ChunkTask& task : s.per_rank[r])
+          (task.kind == ChunkTask::kForward           ? f
+           : task.kind == ChunkTask::kForwardBackward ? fb
+           : task.kind == ChunkTask::kBackwardWeight  ? w
+                                                      : b) += t.of(task);
+        const RankChunkTimes& c = run.breakdown.by_chunk[r];
+        CHECK(c.rank == r);
+        CHECK(c.forward == f);
+        CHECK(c.backward == b);
+        CHECK(c.weight == w);
+        CHECK(c.forward_backward == fb);
+        CHECK(c.bubble == run.breakdown.ranks[r].bubble);
+        CHECK(c.optimizer == run.breakdown.ranks[r].optimizer);
+        CHECK(c.total() == run.makespan);
+      }
+    }
+  // DualPipe at PP16 and 120 micro-batches (DeepSeek-V3's): rank 0's lone chunks are mostly
+  // outside its warm-up and cool-down. Of its 23 lone forwards, 15 warm up (the 16th opens the
+  // steady phase) and 7 sit in input-weight-forward triples right after; of its 23 lone backwards,
+  // 7 input ones are in those triples and 8 full ones among its last pairs; 7 of its 15 weight
+  // chunks are in the triples.
+  const PipelineSchedule s = make_schedule(ScheduleParams{ScheduleKind::kDualPipe, 16, 120, 1});
+  const ScheduleRun run = simulate_uniform(s, t);
+  const RankChunkTimes& c = run.breakdown.by_chunk[0];
+  CHECK(c.forward == t.forward * 23);
+  CHECK(c.backward == t.backward * 8 + t.backward_input() * 15);
+  CHECK(c.weight == t.weight * 15);
+  CHECK(c.forward_backward == t.forward_backward * 97);
+  const RankStepTimes& p = run.breakdown.ranks[0];
+  CHECK(p.warmup_forward == t.forward * 15);
+  CHECK(p.input_backward == t.backward + t.backward_input() * 8);  // the last lone full backward, then 8 input ones
+  CHECK(p.weight_backward == t.weight * 8);
+  // Means round each part down to the picosecond: the two splits' means agree within a few.
+  CHECK(std::llabs((run.breakdown.mean.total() - run.breakdown.by_chunk_mean.total()).ps_count()) <= 8);
 }
 
 TEST_CASE("optimizer rings: one per GPU of a node, each leaving every node through another GPU") {
