@@ -1,6 +1,9 @@
 #include "reports/run_report.h"
 
 #include <algorithm>
+#include <array>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -93,29 +96,37 @@ std::string training_console(const models::TrainingResult& t) {
   return out;
 }
 
+// A table of six figures in ms, one row per pipeline rank and their mean.
+using SixMs = std::array<double, 6>;
+void ms_table(std::string& out, const std::array<const char*, 6>& head, const std::vector<std::pair<std::string, SixMs>>& rows) {
+  out += fmt::format("{:<6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "rank", head[0], head[1], head[2], head[3],
+                     head[4], head[5]);
+  for (const auto& [name, v] : rows)
+    out += fmt::format("{:<6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", name, v[0], v[1], v[2], v[3],
+                       v[4], v[5]);
+}
+
 // DeepSeek's step breakdown (ISCA'25 Table 4), per pipeline rank and averaged; bubble is idle time.
 std::string step_console(const models::StepBreakdown& b) {
   std::string out = fmt::format("\nstep       {:.3f} ms, {} schedule; per pipeline rank (ms; the parts sum to the step):\n",
                                 b.step.to_ms(), b.schedule);
-  out += fmt::format("{:<6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "rank", "warmup_fwd", "steady",
-                     "input_bwd", "weight_bwd", "optimizer", "bubble");
-  const auto row = [&](const std::string& name, const models::RankStepTimes& t) {
-    out += fmt::format("{:<6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", name, t.warmup_forward.to_ms(),
-                       t.steady.to_ms(), t.input_backward.to_ms(), t.weight_backward.to_ms(), t.optimizer.to_ms(),
-                       t.bubble.to_ms());
+  std::vector<std::pair<std::string, SixMs>> rows;
+  const auto phases = [&](const std::string& name, const models::RankStepTimes& t) {
+    rows.push_back({name, {t.warmup_forward.to_ms(), t.steady.to_ms(), t.input_backward.to_ms(),
+                           t.weight_backward.to_ms(), t.optimizer.to_ms(), t.bubble.to_ms()}});
   };
-  for (const auto& t : b.ranks) row(std::to_string(t.rank), t);
-  row("mean", b.mean);
+  for (const auto& t : b.ranks) phases(std::to_string(t.rank), t);
+  phases("mean", b.mean);
+  ms_table(out, {"warmup_fwd", "steady", "input_bwd", "weight_bwd", "optimizer", "bubble"}, rows);
   out += "\nthe same step by what each task runs, wherever it runs (lone forward, lone backward, weight, overlapped pair):\n";
-  out += fmt::format("{:<6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>12}\n", "rank", "forward", "backward", "weight",
-                     "fwd_and_bwd", "optimizer", "bubble");
-  const auto chunk_row = [&](const std::string& name, const models::RankChunkTimes& t) {
-    out += fmt::format("{:<6} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f} {:>12.3f}\n", name, t.forward.to_ms(),
-                       t.backward.to_ms(), t.weight.to_ms(), t.forward_backward.to_ms(), t.optimizer.to_ms(),
-                       t.bubble.to_ms());
+  rows.clear();
+  const auto kinds = [&](const std::string& name, const models::RankChunkTimes& t) {
+    rows.push_back({name, {t.forward.to_ms(), t.backward.to_ms(), t.weight.to_ms(), t.forward_backward.to_ms(),
+                           t.optimizer.to_ms(), t.bubble.to_ms()}});
   };
-  for (const auto& t : b.by_chunk) chunk_row(std::to_string(t.rank), t);
-  chunk_row("mean", b.by_chunk_mean);
+  for (const auto& t : b.by_chunk) kinds(std::to_string(t.rank), t);
+  kinds("mean", b.by_chunk_mean);
+  ms_table(out, {"forward", "backward", "weight", "fwd_and_bwd", "optimizer", "bubble"}, rows);
   return out;
 }
 
