@@ -302,18 +302,16 @@ std::string compare_console(const CompareReport& r) {
   o << ")\n\n";
   o << std::left << std::setw(12) << "class" << std::right << std::setw(8) << "meas_n" << std::setw(8) << "sim_n"
     << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms" << std::setw(9) << "err%" << "\n";
-  for (const ClassRow& c : r.classes) {
-    o << std::left << std::setw(12) << class_name(c.cls) << std::right << std::setw(8) << c.measured_count
-      << std::setw(8) << c.simulated_count << std::setw(12) << fixed(c.measured_ms, 3) << std::setw(12)
-      << fixed(c.simulated_ms, 3) << std::setw(9) << fixed(c.error_pct(), 1) << "\n";
-  }
+  const auto tally_row = [&](int width, const std::string& name, const Tally& t) {
+    o << std::left << std::setw(width) << name << std::right << std::setw(8) << t.measured_count << std::setw(8)
+      << t.simulated_count << std::setw(12) << fixed(t.measured_ms, 3) << std::setw(12) << fixed(t.simulated_ms, 3)
+      << std::setw(9) << pct(t.measured_ms, t.simulated_ms) << "\n";
+  };
+  for (const ClassRow& c : r.classes) tally_row(12, class_name(c.cls), c);
   if (!r.other_forms.empty()) {
     o << "\n" << std::left << std::setw(18) << "other, by form" << std::right << std::setw(8) << "meas_n" << std::setw(8)
       << "sim_n" << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms" << std::setw(9) << "err%" << "\n";
-    for (const FormRow& f : r.other_forms)
-      o << std::left << std::setw(18) << form_label(f.form) << std::right << std::setw(8) << f.measured_count
-        << std::setw(8) << f.simulated_count << std::setw(12) << fixed(f.measured_ms, 3) << std::setw(12)
-        << fixed(f.simulated_ms, 3) << std::setw(9) << pct(f.measured_ms, f.simulated_ms) << "\n";
+    for (const FormRow& f : r.other_forms) tally_row(18, form_label(f.form), f);
   }
   o << "\n" << std::left << std::setw(12) << "" << std::right << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms"
     << std::setw(9) << "err%" << "\n";

@@ -36,8 +36,7 @@ struct RankStepTimes {
 // chunk kinds (its _forward_chunk, _backward_chunk, _weight_chunk and the overlapped
 // _forward_backward_chunk), wherever in the schedule they run. Table 4's 1F, 1B, 1W and 1F1B read
 // as time per chunk kind match this split (DualPipe's rank 0 runs 23 lone forwards, 23 lone
-// backwards and 15 weight chunks at PP16 and 120 micro-batches, 30 of them outside its warm-up and
-// cool-down).
+// backwards and 15 weight chunks at PP16 and 120 micro-batches, 29 of them in its steady phase).
 // Optimizer and bubble are the phase split's.
 struct RankChunkTimes {
   int rank = 0;

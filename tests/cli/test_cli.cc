@@ -343,6 +343,28 @@ TEST_CASE("run with --format json prints one object with schema_version 2 and th
   CHECK(names == std::set<std::string>{"gemm", "all_to_all"});
 }
 
+TEST_CASE("a pipeline run gives the step breakdown by phase and by chunk kind, each summing to the step", "[cli][json]") {
+  const std::string file = cs::test::source_dir() + "/scenarios/pipeline-dualpipe-h200x2.yaml";
+  const RunOutput r = run_clustersim({"run", file, "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const json step = json::parse(r.out).at("step");
+  const double step_ms = step.at("step_ms").get<double>();
+  const json& by_chunk = step.at("by_chunk");
+  REQUIRE(by_chunk.at("ranks").size() == step.at("ranks").size());
+  for (const json& t : by_chunk.at("ranks")) {
+    double sum = 0;
+    for (const char* k : {"forward_ms", "backward_ms", "weight_ms", "forward_backward_ms", "optimizer_ms", "bubble_ms"})
+      sum += t.at(k).get<double>();
+    CHECK(sum == Approx(step_ms).epsilon(1e-9));
+    CHECK(t.at("forward_backward_ms").get<double>() > 0);  // DualPipe's overlapped pairs
+  }
+  CHECK(by_chunk.at("mean").at("weight_ms").get<double>() == Approx(step.at("mean").at("weight_backward_ms").get<double>()));
+  const RunOutput console = run_clustersim({"run", file});
+  REQUIRE(console.exit_code == 0);
+  CHECK_THAT(console.out, Catch::Contains("the same step by what each task runs"));
+  CHECK_THAT(console.out, Catch::Contains("fwd_and_bwd"));
+}
+
 TEST_CASE("json streams are consistent with the scenario and the makespan", "[cli][json]") {
   const RunOutput r = run_clustersim({"run", scenario(), "--format", "json"});
   REQUIRE(r.exit_code == 0);

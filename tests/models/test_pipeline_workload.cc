@@ -75,6 +75,12 @@ TEST_CASE("pipeline workload: every schedule runs the whole step, with sends at 
       CHECK(t.total() == r.makespan);
       CHECK(t.optimizer > cs::sim::Time());
       end = std::max(end, t.pipeline_end);
+      // By chunk kind, the same tasks' time (clipped where a task starts under the last one's end).
+      const RankChunkTimes& c = r.step->by_chunk.at(static_cast<size_t>(t.rank));
+      CHECK(c.total() == r.makespan);
+      CHECK(c.forward + c.backward + c.weight + c.forward_backward ==
+            t.warmup_forward + t.steady + t.input_backward + t.weight_backward);
+      CHECK((c.forward_backward > cs::sim::Time()) == (std::string(kind) == "dualpipe"));
     }
     CHECK(end < r.makespan);
     pipeline_ms[k] = end.to_ms();

@@ -100,10 +100,10 @@ TEST_CASE("step breakdown by chunk kind: each task kind's count times its time, 
         CHECK(c.total() == run.makespan);
       }
     }
-  // DualPipe at PP16 and 120 micro-batches (DeepSeek-V3's): rank 0's lone chunks are mostly
-  // outside its warm-up and cool-down. Of its 23 lone forwards, 15 warm up (the 16th opens the
-  // steady phase) and 7 sit in input-weight-forward triples right after; of its 23 lone backwards,
-  // 7 input ones are in those triples and 8 full ones among its last pairs; 7 of its 15 weight
+  // DualPipe at PP16 and 120 micro-batches (DeepSeek-V3's): 29 of rank 0's 61 lone chunks run in
+  // its steady phase. Of its 23 lone forwards, 15 warm up (the 16th opens the steady phase) and 7
+  // sit in input-weight-forward triples right after it; of its 23 lone backwards, 7 input ones are
+  // in those triples, 7 full ones among its last pairs, the 8th after them; 7 of its 15 weight
   // chunks are in the triples.
   const PipelineSchedule s = make_schedule(ScheduleParams{ScheduleKind::kDualPipe, 16, 120, 1});
   const ScheduleRun run = simulate_uniform(s, t);
