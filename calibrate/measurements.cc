@@ -334,8 +334,11 @@ void read_overlap_traffic(const json& d, int source, const std::string& file, Me
     t.gemm_together_bytes = num(c, "gemm_together_dram_bytes", file, where);
     t.copy_bytes = num(c, "copy_alone_dram_bytes", file, where);
     t.copy_together_us = num(c, "a2a_together_us", file, where);
+    t.copy_alone_us = num(c, "a2a_alone_us", file, where);
+    t.copy_payload_bytes = num(c, "a2a_bytes", file, where);
     if (t.gemm.m <= 0 || t.gemm.n <= 0 || t.gemm.k <= 0 || t.gemm.groups <= 0 || !(t.gemm_alone_us > 0) ||
-        !(t.gemm_alone_bytes > 0) || !(t.gemm_together_bytes > 0) || !(t.copy_bytes > 0) || !(t.copy_together_us > 0))
+        !(t.gemm_alone_bytes > 0) || !(t.gemm_together_bytes > 0) || !(t.copy_bytes > 0) || !(t.copy_together_us > 0) ||
+        !(t.copy_alone_us > 0) || !(t.copy_payload_bytes > 0))
       throw hw::UserError(file, 0, 0, where + ": a case needs positive m, n, k_dim, groups, times and bytes");
     t.index = static_cast<int>(i);
     t.source = source;

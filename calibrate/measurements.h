@@ -122,6 +122,8 @@ struct OverlapTrafficCase {
   double gemm_alone_bytes = 0, gemm_together_bytes = 0;
   double copy_bytes = 0;        // one copy's DRAM bytes alone (it reads and writes its payload)
   double copy_together_us = 0;  // one copy's time beside the GEMMs
+  double copy_alone_us = 0;     // one copy's time alone (the same run, at the same locked clock)
+  double copy_payload_bytes = 0;  // what one copy moves (its DRAM bytes are twice that: read, written)
   int index = 0;
   int source = 0;
 };

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "calibrate/load_fit.h"
+#include "calibrate/copy_slowdown_fit.h"
 #include "calibrate/memory_fit.h"
 #include "calibrate/memory_form_fit.h"
 #include "hw/user_error.h"
@@ -263,6 +264,21 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
             "the longest tile among those cases (the GEMM's time alone over its waves, under the profiler): " +
                 sources_of(set, "ncu_overlap_ranges")};
       }
+    }
+  }
+  if (skew_fitted) {
+    // On the memory model as fitted so far: the slowdown is what its HBM queue and GEMM traffic
+    // leave unexplained.
+    if (const CopySlowdownFit c = fit_copy_slowdown_beside_gemms(set.overlap_traffic, p, gpu); c.cases > 0) {
+      p.memory.copy_slowdown_beside_gemms = c.slowdown;
+      p.memory_params["copy_slowdown_beside_gemms"] = {
+          c.slowdown, "measured",
+          fmt::format("median over {} copies beside GEMMs under Nsight Compute (clocks locked to base: contention "
+                      "alone) of the slowdown whose simulated time together over alone, the HBM queue and GEMM "
+                      "traffic above included, matches the measured: their ratios then within {:.1f}% median, "
+                      "{:.1f}% worst ({:.1f}% median without it): ",
+                      c.cases, 100 * c.median_error, 100 * c.worst_error, 100 * c.error_without) +
+              sources_of(set, "ncu_overlap_ranges")};
     }
   }
   // Overlap DRAM bytes refine the GEMM traffic model: without it they would fit nothing, silently.

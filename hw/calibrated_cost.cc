@@ -191,8 +191,9 @@ sim::Time CalibratedCost::compute_launch_gap(int, const sim::GenericCompute& c) 
   return sim::Time::from_seconds_ceil(profile_.kernels.launch_gap_us * 1e-6);
 }
 
-sim::Bandwidth CalibratedCost::comm_copy_rate(int, int sms) const {
-  return sim::Bandwidth::gbytes_per_s(profile_.comm.sm_copy_GBps * sms / comm_slowdown_);
+sim::Bandwidth CalibratedCost::comm_copy_rate(int, int sms, int gemm_sms) const {
+  const double beside = 1 + profile_.memory.copy_slowdown_beside_gemms * std::clamp(gemm_sms, 0, gpu_.sms) / gpu_.sms;
+  return sim::Bandwidth::gbytes_per_s(profile_.comm.sm_copy_GBps * sms / (comm_slowdown_ * beside));
 }
 
 sim::Time CalibratedCost::comm_launch(int) const {

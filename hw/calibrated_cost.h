@@ -38,7 +38,7 @@ class CalibratedCost : public sim::CostModel {
   double gemm_hbm_bytes(int gpu, const sim::GemmShape& g, int sms, double others_Bps) const override;
   sim::ComputeCost compute_cost(int gpu, const sim::GenericCompute& c) const override;
   sim::Time compute_time(int gpu, const sim::GenericCompute& c, int sms) const override;
-  sim::Bandwidth comm_copy_rate(int gpu, int sms) const override;
+  sim::Bandwidth comm_copy_rate(int gpu, int sms, int gemm_sms) const override;
   // No cap of its own: the route (the profile's NVLink figure) and the HBMs limit a copy-engine send.
   sim::Bandwidth copy_engine_rate(int gpu) const override;
   sim::Time comm_launch(int gpu) const override;

@@ -39,7 +39,7 @@ const char* ClockModel::param_name(int i) {
 const char* MemoryModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"hbm_GBps", "saturation_exponent", "l2_reuse_share",
                                                   "gemm_swizzle_n_blocks", "l2_wave_skew",
-                                                  "l2_skew_max_tile_us"};
+                                                  "l2_skew_max_tile_us", "copy_slowdown_beside_gemms"};
   return kNames[i];
 }
 
@@ -143,9 +143,9 @@ GpuProfile parse_profile(const YamlNode& root) {
   if (const auto k = m.optional("memory")) {
     double v[MemoryModel::kParams] = {};
     p.memory_params = parse_params<MemoryModel::kParams>(*k, &MemoryModel::param_name, v, 1);
-    p.memory = MemoryModel{v[0], v[1], v[2], v[3], v[4], v[5]};
+    p.memory = MemoryModel{v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
     const YamlMap mm(*k, {"hbm_GBps", "saturation_exponent", "l2_reuse_share", "gemm_swizzle_n_blocks", "l2_wave_skew",
-                          "l2_skew_max_tile_us"});
+                          "l2_skew_max_tile_us", "copy_slowdown_beside_gemms"});
     const auto value = [&](const char* key) { return YamlMap(mm.required(key), {"value", "origin", "source"}).required("value"); };
     if (v[0] <= 0) value("hbm_GBps").fail("'memory.hbm_GBps' must be positive");
     // The fit searches 0.5 to 64; beyond that the queue is a hard ceiling in all but name.
@@ -166,6 +166,9 @@ GpuProfile parse_profile(const YamlNode& root) {
     if (mm.has("l2_wave_skew") != mm.has("l2_skew_max_tile_us"))
       (mm.has("l2_wave_skew") ? value("l2_wave_skew") : value("l2_skew_max_tile_us"))
           .fail("'memory.l2_wave_skew' and 'memory.l2_skew_max_tile_us' go together: give both or neither");
+    // The fit searches 0 to 2: a copy at a third of its rate beside GEMMs on every SM.
+    if (mm.has("copy_slowdown_beside_gemms") && v[6] > 2)
+      value("copy_slowdown_beside_gemms").fail("'memory.copy_slowdown_beside_gemms' must be between 0 and 2");
   }
   if (const auto k = m.optional("power")) {
     double v[PowerModel::kParams];

@@ -90,7 +90,10 @@ struct ClockModel {
 // traffic (hw/gemm_traffic.h) with that share of the datasheet L2 and that raster; 0: compulsory
 // bytes. l2_wave_skew: the spread of a wave's tile phases in tile times, held at its spread on
 // l2_skew_max_tile_us for longer tiles (no measurement reaches them); absent: a wave's shared
-// panels are read once. Optional section; only hbm_GBps is required in it (profiles of earlier versions).
+// panels are read once. copy_slowdown_beside_gemms g: a communication kernel's copy rate divided by
+// 1 + g x (SMs GEMMs hold now / the chip's SMs): its loads, few in flight per SM, queue behind the
+// GEMMs' operand traffic in L2 (measured at a locked clock, with DRAM far from full); absent: 0.
+// Optional section; only hbm_GBps is required in it (profiles of earlier versions).
 struct MemoryModel {
   double hbm_GBps = 0;
   double saturation_exponent = 0;
@@ -98,7 +101,8 @@ struct MemoryModel {
   double gemm_swizzle_n_blocks = 0;
   double l2_wave_skew = 0;
   double l2_skew_max_tile_us = 0;  // the longest tile the spread was measured on; longer ones keep its spread
-  static constexpr int kParams = 6;
+  double copy_slowdown_beside_gemms = 0;
+  static constexpr int kParams = 7;
   static const char* param_name(int i);
   bool present() const { return hbm_GBps > 0; }
 };

@@ -56,7 +56,7 @@ sim::Time RooflineCost::compute_time(int, const sim::GenericCompute& c, int sms)
   return sim::Time::from_seconds_ceil(c.flops / rate);
 }
 
-sim::Bandwidth RooflineCost::comm_copy_rate(int, int sms) const {
+sim::Bandwidth RooflineCost::comm_copy_rate(int, int sms, int) const {
   return sim::Bandwidth::gbytes_per_s(params_.comm_bw_per_sm_GBps * sms);
 }
 

@@ -33,7 +33,7 @@ class RooflineCost : public sim::CostModel {
   sim::Time gemm_time(int gpu, const sim::GemmShape& g, int sms) const override;
   sim::ComputeCost compute_cost(int gpu, const sim::GenericCompute& c) const override;
   sim::Time compute_time(int gpu, const sim::GenericCompute& c, int sms) const override;
-  sim::Bandwidth comm_copy_rate(int gpu, int sms) const override;
+  sim::Bandwidth comm_copy_rate(int gpu, int sms, int gemm_sms) const override;
   sim::Bandwidth copy_engine_rate(int gpu) const override;
 
   // Dense tensor peak for a dtype, FLOP/s.

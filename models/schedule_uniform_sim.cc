@@ -29,7 +29,7 @@ class FixedTimeCost : public sim::CostModel {
   sim::Time compute_time(int, const sim::GenericCompute& c, int) const override {
     return sim::Time::ps(std::llround(c.flops));
   }
-  sim::Bandwidth comm_copy_rate(int, int) const override { return sim::Bandwidth(); }
+  sim::Bandwidth comm_copy_rate(int, int, int) const override { return sim::Bandwidth(); }
   // Nothing is sent; uncapped, as in the other cost models (a cap of 0 would never finish a send).
   sim::Bandwidth copy_engine_rate(int) const override {
     return sim::Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());

@@ -52,8 +52,9 @@ class CostModel {
   // launching it, no SM held and no byte moved. Models whose kernel times already count their
   // launch answer 0.
   virtual Time compute_launch_gap(int /*gpu*/, const GenericCompute& /*c*/) const { return Time(); }
-  // Copy rate of a communication kernel on `sms` SMs (the rate cap shared by its flows).
-  virtual Bandwidth comm_copy_rate(int gpu, int sms) const = 0;
+  // Copy rate of a communication kernel on `sms` SMs (the rate cap shared by its flows) while GEMMs
+  // hold `gemm_sms` SMs of its GPU (the executor asks again whenever that changes).
+  virtual Bandwidth comm_copy_rate(int gpu, int sms, int gemm_sms) const = 0;
   // The most one copy-engine transfer (a send by DMA, on no SM) moves per second, whatever its route
   // and HBMs leave it; +infinity where those are its only limit.
   virtual Bandwidth copy_engine_rate(int gpu) const = 0;

@@ -14,6 +14,8 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   state_.resize(n);
   timing_.resize(n);
   coll_.resize(graph_.collectives().size());
+  gemm_sms_.assign(pools_.size(), 0);
+  live_comm_.resize(pools_.size());
   next_in_stream_.assign(n, UINT32_MAX);
   for (const Stream& s : graph_.streams())
     for (size_t i = 0; i < s.ops.size(); ++i) {
@@ -125,6 +127,7 @@ void Executor::on_compute_share(uint32_t op, int sms) {
   if (sms > 0)
     t = gemm ? cost_.gemm_time(s.gpu, graph_.gemms()[o.payload], sms)
              : cost_.compute_time(s.gpu, graph_.computes()[o.payload], sms);
+  if (gemm) add_gemm_sms(s.gpu, sms - st.sms);
   st.sms = sms;
   // Under a power limit a GEMM runs at the clock its GPU's controller set last; `ref` keeps its
   // time at the reference clock, to re-rate it when the clock moves.
@@ -144,6 +147,7 @@ void Executor::on_compute_share(uint32_t op, int sms) {
     if (st.on_hbm) path_.push_back(routing_.hbm(s.gpu));
     st.flow = net_.start_flow(path_, st.work, bw, [this, op] {
       const int gpu = graph_.streams()[graph_.ops()[op].stream].gpu;
+      if (graph_.ops()[op].kind == OpKind::kGemm) add_gemm_sms(gpu, -state_[op].sms);
       pools_[gpu].end(state_[op].kernel);
       if (!power_.empty()) set_draw(gpu, op, {}, Time());
       finish(op);
@@ -254,8 +258,10 @@ void Executor::launch_comm(uint32_t op) {
   st.copy_link = net_.add_link("", Bandwidth(), Time());
   SmPool& pool = pools_[s.gpu];
   const int gpu = s.gpu;
+  live_comm_[gpu].push_back(op);
   st.kernel = pool.start(s.partition, pool.partition(s.partition).sms, [this, op, gpu](int sms) {
-    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms));
+    state_[op].sms = sms;
+    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
   });
   const uint32_t c = o.payload;
   const Collective& col = graph_.collectives()[c];
@@ -312,6 +318,8 @@ void Executor::finish_collective(uint32_t c) {
   coll_[c].plan = CollectivePlan{};  // release the transfer lists
   for (uint32_t op : col.ops) {
     const Stream& s = graph_.streams()[graph_.ops()[op].stream];
+    std::vector<uint32_t>& live = live_comm_[s.gpu];
+    live.erase(std::find(live.begin(), live.end(), op));
     pools_[s.gpu].end(state_[op].kernel);
     net_.remove_link(state_[op].copy_link);
   }
@@ -334,6 +342,13 @@ void Executor::launch_copy_engine(uint32_t op) {
     wake_power(dst);
   }
   net_.start_flow(path_, col.bytes, cost_.copy_engine_rate(src), [this, op] { finish(op); });
+}
+
+void Executor::add_gemm_sms(int gpu, int delta) {
+  if (delta == 0) return;
+  gemm_sms_[gpu] += delta;
+  for (uint32_t op : live_comm_[gpu])
+    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, state_[op].sms, gemm_sms_[gpu]));
 }
 
 void Executor::finish(uint32_t op) {

@@ -77,7 +77,7 @@ class Executor {
     double work = 0;  // compute: bytes (or work units) the progress flow moves
     bool flow_started = false;
     bool on_hbm = false;  // compute progress flows over the GPU's HBM link
-    int sms = 0;          // compute: the SMs it holds now
+    int sms = 0;          // the SMs it holds now
   };
   struct CollectiveState {
     uint32_t arrived = 0;
@@ -108,6 +108,9 @@ class Executor {
   double offered_alone(int gpu, double rate) const;
   void start_phase(uint32_t c);
   void finish_collective(uint32_t c);
+  // GEMMs on `gpu` hold `delta` SMs more (fewer); its running communication kernels' copy rates
+  // follow (CostModel::comm_copy_rate).
+  void add_gemm_sms(int gpu, int delta);
   void finish(uint32_t op);
 
   Engine& engine_;
@@ -124,6 +127,8 @@ class Executor {
   std::vector<uint32_t> next_in_stream_;
   std::vector<OpTiming> timing_;
   std::vector<uint32_t> ready_;
+  std::vector<int> gemm_sms_;                     // per GPU: SMs its GEMMs hold now
+  std::vector<std::vector<uint32_t>> live_comm_;  // per GPU: its communication kernels running now
   struct RunningDraw {
     uint32_t op;
     PowerLoad draw;

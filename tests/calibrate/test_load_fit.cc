@@ -90,7 +90,7 @@ TEST_CASE("the HBM ceiling is the most traffic any measured copy moved", "[calib
 TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H800", "[calibrate][load][profile]") {
   hw::GpuProfile p = *hw::find_profile("h200");
   p.clocks = hw::ClockModel{1930, 1980, 1770};
-  p.memory = hw::MemoryModel{3300, 3.5, 0.75, 16, 1.25, 40};
+  p.memory = hw::MemoryModel{3300, 3.5, 0.75, 16, 1.25, 40, 0.15};
   for (int i = 0; i < hw::ClockModel::kParams; ++i)
     p.clock_params[hw::ClockModel::param_name(i)] = {i == 0 ? 1930.0 : i == 1 ? 1980.0 : 1770.0, "measured", "test"};
   p.memory_params["hbm_GBps"] = {3300, "measured", "test"};
@@ -99,6 +99,7 @@ TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H
   p.memory_params["gemm_swizzle_n_blocks"] = {16, "measured", "test"};
   p.memory_params["l2_wave_skew"] = {1.25, "measured", "test"};
   p.memory_params["l2_skew_max_tile_us"] = {40, "measured", "test"};
+  p.memory_params["copy_slowdown_beside_gemms"] = {0.15, "measured", "test"};
   const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(calibrate::profile_yaml(p), "round-trip.yaml"));
   CHECK(back.clocks.sustained_MHz == 1770);
   CHECK(back.clocks.gemm_fit_MHz == 1930);
@@ -109,7 +110,8 @@ TEST_CASE("clocks and memory sections round-trip through YAML and carry to the H
   CHECK(back.memory.gemm_swizzle_n_blocks == 16);
   CHECK(back.memory.l2_wave_skew == 1.25);
   CHECK(back.memory.l2_skew_max_tile_us == 40);
-  CHECK(back.memory_params.size() == 6);
+  CHECK(back.memory.copy_slowdown_beside_gemms == 0.15);
+  CHECK(back.memory_params.size() == 7);
   CHECK(back.clock_params.at("sustained_MHz").source == "test");
 
   const hw::GpuProfile h800 = calibrate::carry_profile(p, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
@@ -138,7 +140,7 @@ TEST_CASE("under sustained load GEMM tiles and copies run at the sustained clock
   const double t_fit = fit.gemm_time(0, big, 108).to_seconds() * 1e6;
   const double t_sus = sustained.gemm_time(0, big, 108).to_seconds() * 1e6;
   CHECK(t_sus - launch == Approx((t_fit - launch) * 1.25).epsilon(1e-6));
-  CHECK(sustained.comm_copy_rate(0, 20).gbytes_per_s() == Approx(fit.comm_copy_rate(0, 20).gbytes_per_s() / 1.25));
+  CHECK(sustained.comm_copy_rate(0, 20, 0).gbytes_per_s() == Approx(fit.comm_copy_rate(0, 20, 0).gbytes_per_s() / 1.25));
   // Without a clocks section both loads are the fit's.
   p.clocks = {};
   const hw::CalibratedCost plain(gpu, p, hw::ClockLoad::kSustained);

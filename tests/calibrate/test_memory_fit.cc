@@ -309,6 +309,7 @@ TEST_CASE("overlap DRAM-range files: cases that cannot be read are refused", "[c
   };
   const nlohmann::json good = {{"shape", "dense"}, {"m", 8192}, {"n", 4096}, {"k_dim", 7168}, {"groups", 1},
                                {"k", 24}, {"compute_sms", 108}, {"gemm_alone_us", 700.0}, {"a2a_together_us", 360.0},
+                               {"a2a_alone_us", 314.0}, {"a2a_bytes", 268435456},
                                {"gemm_alone_dram_bytes", 3.4e8}, {"copy_alone_dram_bytes", 5.4e8},
                                {"gemm_together_dram_bytes", 5.0e8}};
   calibrate::MeasurementSet ok;
@@ -320,6 +321,8 @@ TEST_CASE("overlap DRAM-range files: cases that cannot be read are refused", "[c
   REQUIRE(ok.overlap_traffic.size() == 1);
   CHECK(ok.overlap_traffic[0].copy_sms == 24);
   CHECK(ok.overlap_traffic[0].copy_together_us == 360.0);
+  CHECK(ok.overlap_traffic[0].copy_alone_us == 314.0);
+  CHECK(ok.overlap_traffic[0].copy_payload_bytes == 268435456.0);
   refused(nlohmann::json::array(), "non-empty list");
   auto c = good;
   c["compute_sms"] = 107.5;
@@ -329,6 +332,9 @@ TEST_CASE("overlap DRAM-range files: cases that cannot be read are refused", "[c
   refused(nlohmann::json::array({c}), "whole number of SMs");
   c = good;
   c["gemm_together_dram_bytes"] = 0;
+  refused(nlohmann::json::array({c}), "positive");
+  c = good;
+  c["a2a_alone_us"] = 0;
   refused(nlohmann::json::array({c}), "positive");
 }
 

@@ -36,20 +36,22 @@ TEST_CASE("overlap: every bench case is simulated as the bench ran it", "[calibr
     if (c.kind != "overlap") continue;
     INFO(c.label << ": measured " << c.measured_us << ", predicted " << c.predicted_us);
     CHECK(c.held_out);
-    // Still under-predicted everywhere: the local copy runs 42 GB/s per SM alone in the bench
-    // against the fit's 46 (an all-to-all of 2 GPUs, half its bytes over NVLink), and the large
-    // GEMMs on 100-116 SMs run up to 25% under the fit even at the sustained clock. At 48 copy
-    // SMs (15.6%, the worst) HBM carries 3.28 TB/s of copy and GEMM traffic together, no more
-    // than the copy alone there, where the queue model carries 3.75 (mixed streams lose
-    // efficiency the model does not have) and the GEMMs read 1.76 times their bytes alone
-    // (overlap_dram_ranges.json) where the engine gives 1.54 (1.47 by L2 shares alone: 16.1%
-    // worst, 5.6% median).
-    CHECK(c.error() < 0);
-    CHECK(c.error() > -0.17);
+    // Up to 32 copy SMs the copy is the longer stream, and it slows beside the GEMMs as the
+    // profile's copy_slowdown_beside_gemms says (fitted to other runs, under Nsight Compute):
+    // within -1% and +6.1%, a little long where the sustained clock already slows it more than the
+    // bench's copy alone ran. At 48 the GEMMs are the longer stream, 15.7-18.2% short: HBM carries
+    // 3.28 TB/s of copy and GEMM traffic together, no more than the copy alone there, where the
+    // queue model carries more (mixed streams lose efficiency the model does not have), and the
+    // GEMMs read 1.76 times their bytes alone (overlap_dram_ranges.json) where the engine gives
+    // 1.54.
+    const bool gemm_bound = c.label.find("on 48 SMs") != std::string::npos;
+    CHECK(c.error() < (gemm_bound ? -0.1 : 0.07));
+    CHECK(c.error() > (gemm_bound ? -0.2 : -0.02));
   }
-  // Without the sustained clocks: 17.2% median, 38.0% worst; without the HBM queue and the GEMMs'
-  // real traffic: 7.4%, 32.4%.
-  CHECK(v.overlap.median_error < 0.06);
+  // 3.7% median. Without the copy's slowdown beside GEMMs: 5.6% (every case short); without the
+  // sustained clocks too: 17.2% median, 38.0% worst; without the HBM queue and the GEMMs' real
+  // traffic: 7.4%, 32.4%.
+  CHECK(v.overlap.median_error < 0.045);
 }
 
 TEST_CASE("overlap: the predicted best SM split is within one sweep step of the measured one", "[calibrate][overlap]") {

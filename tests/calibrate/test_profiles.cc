@@ -239,11 +239,12 @@ TEST_CASE("the carried H100 profile predicts the H100's GEMM / copy overlap: HBM
   calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/overlap.json", set);
   const calibrate::Validation v = calibrate::validate_profile(h100, *hw::find_gpu("h100"), set, 4);
   CHECK(v.overlap.cases == 16);
-  // 7.2% median, 13.6% worst (6.8% and 14.2% while a GEMM counted its own stream's predecessor as
-  // other HBM traffic, before a wave's tiles ran out of phase; 15.8% and 36% with max-min sharing
-  // of compulsory bytes).
-  CHECK(v.overlap.median_error < 0.08);
-  CHECK(v.overlap.worst_error < 0.14);
+  // 5.8% median, 14.1% worst, with the copy's slowdown beside GEMMs fitted on the H200 (7.2% and
+  // 13.6% without it; 6.8% and 14.2% while a GEMM counted its own stream's predecessor as other
+  // HBM traffic, before a wave's tiles ran out of phase; 15.8% and 36% with max-min sharing of
+  // compulsory bytes).
+  CHECK(v.overlap.median_error < 0.065);
+  CHECK(v.overlap.worst_error < 0.15);
   for (const auto& o : v.optima) CHECK(o.steps_apart <= 1);
 }
 

@@ -44,8 +44,9 @@ class TestCost : public sim::CostModel {
   sim::Time compute_launch_gap(int, const sim::GenericCompute&) const override {
     return sim::Time::from_seconds_ceil(launch_gap_s);
   }
-  sim::Bandwidth comm_copy_rate(int, int sms) const override {
-    return sim::Bandwidth::bytes_per_s(copy_per_sm * sms);
+  double copy_beside_gemms = 0;  // the copy's rate / (1 + this x GEMM SMs / 132)
+  sim::Bandwidth comm_copy_rate(int, int sms, int gemm_sms) const override {
+    return sim::Bandwidth::bytes_per_s(copy_per_sm * sms / (1 + copy_beside_gemms * gemm_sms / 132.0));
   }
   double copy_engine_Bps = std::numeric_limits<double>::infinity();  // uncapped: route and HBM only
   sim::Bandwidth copy_engine_rate(int) const override { return sim::Bandwidth::bytes_per_s(copy_engine_Bps); }

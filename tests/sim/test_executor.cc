@@ -208,6 +208,30 @@ TEST_CASE("an all-to-all's time is its bottleneck link's: the up-link, or the SM
   }
 }
 
+TEST_CASE("a communication kernel copies slower while GEMMs hold SMs of its GPU, and at its rate once they end") {
+  const double S = 4e8;  // 2 GPUs: each kernel copies S at 20 SMs x 2 GB/s = 40 GB/s alone
+  World w(2, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  w.cost.copy_per_sm = 2e9;
+  w.cost.copy_beside_gemms = 132.0 / 64;  // a GEMM on 64 SMs halves the copy rate
+  OpGraph g;
+  const GemmShape long_gemm{1024, 1024, 1024 * 150, DType::kBf16, 1};  // 64 tiles: 64 SMs, about 5 ms
+  auto gemm = g.add_gemm(g.add_stream(0, 0, "compute"), long_gemm, "gemm");
+  auto ops = g.add_collective(CollectiveKind::kAllToAll, S, {g.add_stream(0, 1, "comm"), g.add_stream(1, 1, "comm")}, "a2a");
+  const auto r = w.run(g);
+  const double tg = r.ops[gemm.v].end.to_seconds();
+  REQUIRE(tg > 0.004);
+  REQUIRE(tg < 0.006);
+  // GPU 0 copies at 20 GB/s while the GEMM runs, then at 40: its kernel ends at tg + (S - 20e9 tg) / 40e9.
+  CHECK(r.ops[ops[0].v].end.to_seconds() == Approx(tg + (S - 20e9 * tg) / 40e9).epsilon(1e-6));
+  // Without GEMMs it is 10 ms, as the SM-bound all-to-all above.
+  World alone(2, kSplit, Bandwidth::gbytes_per_s(100), Time());
+  alone.cost.copy_per_sm = 2e9;
+  alone.cost.copy_beside_gemms = 132.0 / 64;
+  OpGraph g2;
+  auto ops2 = g2.add_collective(CollectiveKind::kAllToAll, S, {g2.add_stream(0, 1, "comm"), g2.add_stream(1, 1, "comm")}, "a2a");
+  CHECK(alone.run(g2).ops[ops2[0].v].end == Time::ms(10));
+}
+
 TEST_CASE("a collective starts only when every participant has launched") {
   World w(2, kSplit, Bandwidth::gbytes_per_s(100), Time());
   w.cost.copy_per_sm = 1e12;
