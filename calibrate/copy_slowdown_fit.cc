@@ -8,7 +8,10 @@
 
 namespace cs::calibrate {
 
-double simulated_copy_ratio(const OverlapTrafficCase& c, const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
+namespace {
+
+// The case as the bench ran it, with `gemms` GEMMs (0: the copies alone).
+OverlapCase bench_case(const OverlapTrafficCase& c, int gemms) {
   OverlapCase o;
   o.shape_name = c.shape;
   o.shape = c.gemm;
@@ -18,12 +21,27 @@ double simulated_copy_ratio(const OverlapTrafficCase& c, const hw::GpuProfile& p
   o.gpus = 1;
   o.local_copy_only = true;
   o.a2a_count = 8;
-  // Enough GEMMs to outlast the copies, so that every copy runs beside them.
-  o.gemm_count = 1 + static_cast<int>(std::ceil(2.0 * o.a2a_count * c.copy_alone_us / c.gemm_alone_us));
-  const double together = simulate_overlap(p, gpu, o).a2a_end.to_us();
-  o.gemm_count = 0;
-  const double alone = simulate_overlap(p, gpu, o).a2a_end.to_us();
-  return together / alone;
+  o.gemm_count = gemms;
+  return o;
+}
+
+double copies_alone_us(const OverlapTrafficCase& c, const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
+  return simulate_overlap(p, gpu, bench_case(c, 0)).a2a_end.to_us();
+}
+
+// The copies' time beside GEMMs that outlast them (more GEMMs until they do).
+double copies_together_us(const OverlapTrafficCase& c, const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
+  int gemms = 1 + static_cast<int>(std::ceil(2.0 * 8 * c.copy_alone_us / c.gemm_alone_us));
+  for (;; gemms *= 2) {
+    const OverlapRun r = simulate_overlap(p, gpu, bench_case(c, gemms));
+    if (r.gemm_end >= r.a2a_end) return r.a2a_end.to_us();
+  }
+}
+
+}  // namespace
+
+double simulated_copy_ratio(const OverlapTrafficCase& c, const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
+  return copies_together_us(c, p, gpu) / copies_alone_us(c, p, gpu);
 }
 
 CopySlowdownFit fit_copy_slowdown_beside_gemms(const std::vector<OverlapTrafficCase>& cases, const hw::GpuProfile& p,
@@ -31,29 +49,32 @@ CopySlowdownFit fit_copy_slowdown_beside_gemms(const std::vector<OverlapTrafficC
   CopySlowdownFit out;
   if (cases.empty()) return out;
   hw::GpuProfile q = p;
-  const auto ratio_at = [&](const OverlapTrafficCase& c, double g) {
+  std::vector<double> alone_us;  // the copies alone do not depend on g
+  for (const OverlapTrafficCase& c : cases) alone_us.push_back(copies_alone_us(c, p, gpu));
+  const auto ratio_at = [&](size_t i, double g) {
     q.memory.copy_slowdown_beside_gemms = g;
-    return simulated_copy_ratio(c, q, gpu);
+    return copies_together_us(cases[i], q, gpu) / alone_us[i];
   };
   std::vector<double> per_case;
-  for (const OverlapTrafficCase& c : cases) {
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const OverlapTrafficCase& c = cases[i];
     const double measured = c.copy_together_us / c.copy_alone_us;
     double lo = 0, hi = 2;  // the ratio grows with g
-    if (ratio_at(c, lo) >= measured) hi = lo;
-    else if (ratio_at(c, hi) <= measured) lo = hi;
-    for (int i = 0; i < 40 && hi - lo > 1e-5; ++i) {
+    if (ratio_at(i, lo) >= measured) hi = lo;
+    else if (ratio_at(i, hi) <= measured) lo = hi;
+    for (int step = 0; step < 40 && hi - lo > 1e-5; ++step) {
       const double mid = 0.5 * (lo + hi);
-      (ratio_at(c, mid) < measured ? lo : hi) = mid;
+      (ratio_at(i, mid) < measured ? lo : hi) = mid;
     }
     per_case.push_back(0.5 * (lo + hi));
   }
   out.slowdown = median(per_case);
   out.cases = static_cast<int>(cases.size());
   std::vector<double> err, without;
-  for (const OverlapTrafficCase& c : cases) {
-    const double measured = c.copy_together_us / c.copy_alone_us;
-    err.push_back(std::abs(ratio_at(c, out.slowdown) / measured - 1));
-    without.push_back(std::abs(ratio_at(c, 0) / measured - 1));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const double measured = cases[i].copy_together_us / cases[i].copy_alone_us;
+    err.push_back(std::abs(ratio_at(i, out.slowdown) / measured - 1));
+    without.push_back(std::abs(ratio_at(i, 0) / measured - 1));
   }
   out.median_error = median(err);
   out.worst_error = *std::max_element(err.begin(), err.end());

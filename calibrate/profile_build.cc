@@ -269,7 +269,8 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   if (skew_fitted) {
     // On the memory model as fitted so far: the slowdown is what its HBM queue and GEMM traffic
     // leave unexplained.
-    if (const CopySlowdownFit c = fit_copy_slowdown_beside_gemms(set.overlap_traffic, p, gpu); c.cases > 0) {
+    // None at all (the queue explains the copies) is the profile without the parameter.
+    if (const CopySlowdownFit c = fit_copy_slowdown_beside_gemms(set.overlap_traffic, p, gpu); c.cases > 0 && c.slowdown > 0) {
       p.memory.copy_slowdown_beside_gemms = c.slowdown;
       p.memory_params["copy_slowdown_beside_gemms"] = {
           c.slowdown, "measured",

@@ -166,9 +166,9 @@ GpuProfile parse_profile(const YamlNode& root) {
     if (mm.has("l2_wave_skew") != mm.has("l2_skew_max_tile_us"))
       (mm.has("l2_wave_skew") ? value("l2_wave_skew") : value("l2_skew_max_tile_us"))
           .fail("'memory.l2_wave_skew' and 'memory.l2_skew_max_tile_us' go together: give both or neither");
-    // The fit searches 0 to 2: a copy at a third of its rate beside GEMMs on every SM.
+    // The fit searches up to 2: a copy at a third of its rate beside GEMMs on every SM.
     if (mm.has("copy_slowdown_beside_gemms") && v[6] > 2)
-      value("copy_slowdown_beside_gemms").fail("'memory.copy_slowdown_beside_gemms' must be between 0 and 2");
+      value("copy_slowdown_beside_gemms").fail("'memory.copy_slowdown_beside_gemms' must be at most 2");
   }
   if (const auto k = m.optional("power")) {
     double v[PowerModel::kParams];

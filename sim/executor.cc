@@ -319,7 +319,9 @@ void Executor::finish_collective(uint32_t c) {
   for (uint32_t op : col.ops) {
     const Stream& s = graph_.streams()[graph_.ops()[op].stream];
     std::vector<uint32_t>& live = live_comm_[s.gpu];
-    live.erase(std::find(live.begin(), live.end(), op));
+    const auto it = std::find(live.begin(), live.end(), op);
+    assert(it != live.end() && "a communication kernel ended that was not running");
+    live.erase(it);
     pools_[s.gpu].end(state_[op].kernel);
     net_.remove_link(state_[op].copy_link);
   }
@@ -347,6 +349,7 @@ void Executor::launch_copy_engine(uint32_t op) {
 void Executor::add_gemm_sms(int gpu, int delta) {
   if (delta == 0) return;
   gemm_sms_[gpu] += delta;
+  assert(gemm_sms_[gpu] >= 0 && "a GEMM gave back SMs it did not hold");
   for (uint32_t op : live_comm_[gpu])
     net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, state_[op].sms, gemm_sms_[gpu]));
 }

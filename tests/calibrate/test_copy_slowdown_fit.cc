@@ -49,7 +49,7 @@ TEST_CASE("the bundled H200 profile's copy slowdown is the fit of its overlap ra
   without.memory.copy_slowdown_beside_gemms = 0;
   const calibrate::CopySlowdownFit f = calibrate::fit_copy_slowdown_beside_gemms(set.overlap_traffic, without, *hw::find_gpu("h200"));
   CHECK(f.cases == 6);
-  CHECK(f.slowdown == Approx(p.memory.copy_slowdown_beside_gemms).epsilon(1e-9));
+  CHECK(f.slowdown == Approx(p.memory.copy_slowdown_beside_gemms).epsilon(1e-6));  // the YAML's digits
   CHECK(f.slowdown > 0.1);        // 0.146: a copy 12-13% slower beside GEMMs on 108-124 SMs
   CHECK(f.error_without > 0.08);  // 9.9%: the HBM queue explains little of it
   CHECK(f.median_error < 0.02);   // 1.3%
