@@ -256,6 +256,38 @@ void read_memory_forms(const json& d, int source, const std::string& file, Measu
                       (skipped.empty() ? "" : "; no form of the model's: " + skipped));
 }
 
+// kernels/torch/fp8_tile_scaling.py: FP8 GEMMs under 1x128 x 128x128 and 1x128 x 1x128 scaling.
+void read_fp8_scaling_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = field(d, "cases", file, "the file");
+  if (!cases.is_array() || cases.empty()) throw hw::UserError(file, 0, 0, "'cases' must be a non-empty array");
+  int tiles = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    const std::string scaling = field(c, "scaling", file, where).get<std::string>();
+    if (scaling != "block_1x128_128x128" && scaling != "tile_1x128_1x128")
+      throw hw::UserError(file, 0, 0, where + ".scaling must be \"block_1x128_128x128\" or \"tile_1x128_1x128\"");
+    if (field(c, "checked", file, where) != true)
+      throw hw::UserError(file, 0, 0, where + " was not checked against its float product: not a result to fit");
+    GemmCase g;
+    g.name = field(c, "name", file, where).get<std::string>();
+    g.shape = gemm_shape(c, "k", file, where);
+    g.shape.scaling = scaling == "tile_1x128_1x128" ? sim::Fp8Scaling::kTiles : sim::Fp8Scaling::kWeightBlocks;
+    g.sms = static_cast<int>(num(c, "sm_obtained", file, where));
+    g.time_us = num(c, "median_us", file, where);
+    if (c.contains("clocks") && c["clocks"].is_object() && num(c["clocks"], "samples", file, where + ".clocks") > 0)
+      g.clock_MHz = num(c["clocks"], "sm_mhz_median", file, where + ".clocks");
+    if (g.shape.m < 1 || g.shape.n < 1 || g.shape.k < 1 || g.shape.groups < 1 || g.sms < 1 || !(g.time_us > 0))
+      throw hw::UserError(file, 0, 0, where + ": sizes, SMs and time must be positive");
+    g.index = static_cast<int>(i);
+    g.source = source;
+    tiles += g.shape.scaling == sim::Fp8Scaling::kTiles;
+    set.fp8_scaling_gemms.push_back(g);
+  }
+  set.notes.push_back(file + ": " + std::to_string(cases.size()) + " FP8 GEMM cases, " + std::to_string(tiles) +
+                      " of them with 1x128 scales on both operands");
+}
+
 // kernels/torch/bf16_gemm.py: BF16 GEMMs through F.linear on the whole GPU or a green context.
 void read_bf16_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& cases = field(d, "cases", file, "the file");
@@ -376,6 +408,7 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else if (p.program == "kernels/torch/memory_bound_forms.py") read_memory_forms(d, source, path, set);
     else if (p.program == "ncu_dram_bytes") read_gemm_traffic(d, source, path, set);
     else if (p.program == "kernels/torch/bf16_gemm.py") read_bf16_gemms(d, source, path, set);
+    else if (p.program == "kernels/torch/fp8_tile_scaling.py") read_fp8_scaling_gemms(d, source, path, set);
     else if (p.program == "ncu_overlap_ranges") read_overlap_traffic(d, source, path, set);
     else if (p.program == "kernels/torch/pipeline_step.py") {
       std::vector<PipelineCase> steps = read_pipeline_cases(d, path, source);
@@ -389,7 +422,8 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else throw hw::UserError(path, 0, 0, "program '" + p.program + "' is not one calibrate reads (cs_fp8_gemm, cs_all_to_all, "
                                          "cs_overlap, kernels/torch/attention_bench.py, kernels/torch/memory_bound.py, "
                                          "kernels/torch/memory_bound_forms.py, "
-                                         "kernels/torch/bf16_gemm.py, kernels/torch/pipeline_step.py, kernels/torch/power_response.py, "
+                                         "kernels/torch/bf16_gemm.py, kernels/torch/fp8_tile_scaling.py, kernels/torch/pipeline_step.py, "
+                                         "kernels/torch/power_response.py, "
                                          "ncu_dram_bytes, ncu_overlap_ranges)");
     set.sources.push_back(p);
   } catch (const json::exception& e) {

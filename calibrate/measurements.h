@@ -132,6 +132,9 @@ struct MeasurementSet {
   std::vector<Provenance> sources;
   std::vector<GemmCase> gemms;       // FP8, DeepSeek's block scaling (cs_fp8_gemm)
   std::vector<GemmCase> bf16_gemms;  // BF16 (kernels/torch/bf16_gemm.py)
+  // FP8 under both of DeepSeek's scalings, paired by name and SMs (kernels/torch/fp8_tile_scaling.py):
+  // shape.scaling says which.
+  std::vector<GemmCase> fp8_scaling_gemms;
   std::vector<AllToAllCase> all_to_alls;
   std::vector<OverlapCase> overlaps;
   std::vector<AttentionCase> attentions;

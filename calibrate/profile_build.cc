@@ -169,6 +169,18 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     p.gemm_bf16_params["sm_tflops"] = {p.gemm_bf16.sm_tflops, "measured", src};
     p.gemm_bf16_params["chip_tflops"] = {p.gemm_bf16.chip_tflops, "measured", src};
   }
+  if (!set.fp8_scaling_gemms.empty()) {
+    // A ratio of two kernels at one clock on the same chip: the fitted FP8 model as it stands.
+    b.fp8_tiles = fit_tile_scaling(set.fp8_scaling_gemms, p.gemm);
+    p.gemm_fp8_tiles = {b.fp8_tiles->mma_slowdown};
+    std::snprintf(fitnote, sizeof fitnote,
+                  "median over %d shapes x SM counts measured under both scalings back to back (%d left out: "
+                  "the 1x128 x 128x128 kernel the slower), each the MMA slowdown that gives its time ratio; the "
+                  "ratios predicted back: median error %.1f%%, worst %.1f%%",
+                  b.fp8_tiles->pairs, b.fp8_tiles->left_out, b.fp8_tiles->median_error * 100, b.fp8_tiles->worst_error * 100);
+    p.gemm_fp8_tiles_params["mma_slowdown"] = {p.gemm_fp8_tiles.mma_slowdown, "measured",
+                                               std::string(fitnote) + ": " + sources_of(set, "kernels/torch/fp8_tile_scaling.py")};
+  }
   std::snprintf(fitnote, sizeof fitnote, "fit of %d cases of our kernel (%d held out), median error %.1f%%, worst %.1f%%",
                 b.comm.fit.cases, b.comm_held_out, b.comm.fit.median_error * 100, b.comm.fit.worst_error * 100);
   const std::string comm_src = std::string(fitnote) + ": " + sources_of(set, "cs_all_to_all");
@@ -270,15 +282,15 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     // On the memory model as fitted so far: the slowdown is what its HBM queue and GEMM traffic
     // leave unexplained.
     // None at all (the queue explains the copies) is the profile without the parameter.
-    if (const CopySlowdownFit c = fit_copy_slowdown_beside_gemms(set.overlap_traffic, p, gpu); c.cases > 0 && c.slowdown > 0) {
-      p.memory.copy_slowdown_beside_gemms = c.slowdown;
+    if (const CopySlowdownFit cf = fit_copy_slowdown_beside_gemms(set.overlap_traffic, p, gpu); cf.cases > 0 && cf.slowdown > 0) {
+      p.memory.copy_slowdown_beside_gemms = cf.slowdown;
       p.memory_params["copy_slowdown_beside_gemms"] = {
-          c.slowdown, "measured",
+          cf.slowdown, "measured",
           fmt::format("median over {} copies beside GEMMs under Nsight Compute (clocks locked to base: contention "
                       "alone) of the slowdown whose simulated time together over alone, the HBM queue and GEMM "
                       "traffic above included, matches the measured: their ratios then within {:.1f}% median, "
                       "{:.1f}% worst ({:.1f}% median without it): ",
-                      c.cases, 100 * c.median_error, 100 * c.worst_error, 100 * c.error_without) +
+                      cf.cases, 100 * cf.median_error, 100 * cf.worst_error, 100 * cf.error_without) +
               sources_of(set, "ncu_overlap_ranges")};
     }
   }
@@ -369,10 +381,11 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
   hbm_param.value *= hbm;
   hbm_param.source = "the " + from_gpu.name + " fit x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
                      fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
-  for (auto& [name, param] : p.gemm_bf16_params) {  // SM-side rates of the same chip
-    param.origin = "carried";
-    param.source = same + "; there: " + param.source;
-  }
+  for (auto* params : {&p.gemm_bf16_params, &p.gemm_fp8_tiles_params})  // SM-side figures of the same chip
+    for (auto& [name, param] : *params) {
+      param.origin = "carried";
+      param.source = same + "; there: " + param.source;
+    }
   for (auto& [name, param] : p.comm_params) {
     param.origin = "carried";
     param.source = same + "; there: " + param.source;
@@ -464,6 +477,8 @@ std::string profile_yaml(const hw::GpuProfile& p) {
   section("gemm", p.gemm_params, &hw::GemmModel::param_name, hw::GemmModel::kParams);
   if (p.gemm_bf16.present())
     section("gemm_bf16", p.gemm_bf16_params, &hw::GemmBf16Model::param_name, hw::GemmBf16Model::kParams);
+  if (p.gemm_fp8_tiles.present())
+    section("gemm_fp8_tiles", p.gemm_fp8_tiles_params, &hw::GemmFp8TilesModel::param_name, hw::GemmFp8TilesModel::kParams);
   ranges("gemm_range", p.gemm_range);
   section("comm", p.comm_params, &hw::CommModel::param_name, hw::CommModel::kParams);
   ranges("comm_range", p.comm_range);

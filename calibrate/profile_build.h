@@ -11,6 +11,7 @@
 #include "calibrate/gemm_fit.h"
 #include "calibrate/kernel_fit.h"
 #include "calibrate/measurements.h"
+#include "calibrate/tile_scaling_fit.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 
@@ -28,6 +29,7 @@ struct ProfileBuild {
   CommFit comm;
   std::optional<KernelFit> kernels;  // when attention and memory-bound measurements were given
   std::optional<GemmBf16Fit> gemm_bf16;  // when BF16 GEMM measurements were given
+  std::optional<TileScalingFit> fp8_tiles;  // when FP8 GEMMs under both scalings were given
   std::optional<PowerFit> power;         // when a power response was given
   int gemm_held_out = 0, comm_held_out = 0, gemm_bf16_held_out = 0;
 };

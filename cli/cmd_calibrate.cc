@@ -103,6 +103,11 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
     for (const auto& [name, p] : b.profile.gemm_bf16_params) std::printf("  bf16 %-9s %12.5g\n", name.c_str(), p.value);
     print_stats("BF16 GEMM", b.gemm_bf16->fit);
   }
+  if (b.fp8_tiles)
+    std::printf("FP8 GEMMs, 1x128 x 1x128 scaling: MMA slowdown %.4g, median of %d pairs (%d left out); "
+                "their time ratios back: median error %.1f%%, worst %.1f%%\n",
+                b.fp8_tiles->mma_slowdown, b.fp8_tiles->pairs, b.fp8_tiles->left_out, b.fp8_tiles->median_error * 100,
+                b.fp8_tiles->worst_error * 100);
   if (b.kernels) {
     for (const auto& [name, p] : b.profile.kernel_params) std::printf("  %-16s %12.5g\n", name.c_str(), p.value);
     print_stats("attention forward", b.kernels->attn_fwd);

@@ -70,6 +70,11 @@ double CalibratedCost::mma_scale(sim::DType t) const {
   return roofline_.peak_flops(t) / roofline_.peak_flops(sim::DType::kFp8);
 }
 
+double CalibratedCost::mma_scale(const sim::GemmShape& g) const {
+  const bool tiles = g.dtype == sim::DType::kFp8 && g.scaling == sim::Fp8Scaling::kTiles && profile_.gemm_fp8_tiles.present();
+  return mma_scale(g.dtype) / (tiles ? profile_.gemm_fp8_tiles.mma_slowdown : 1.0);
+}
+
 sim::ComputeCost CalibratedCost::gemm_cost(int gpu, const sim::GemmShape& g) const {
   const int sms = gemm_model_max_sms(g, gpu_.sms);
   return sim::ComputeCost{sms, gemm_hbm_bytes(gpu, g, sms, 0)};
@@ -91,7 +96,7 @@ double CalibratedCost::gemm_hbm_bytes(int gpu, const sim::GemmShape& g, int sms,
   double residency_over_skew = kNoSkewLoss;
   // Tiles longer than any the spread was measured on keep the longest one's spread.
   if (const MemoryModel& m = profile_.memory; m.l2_wave_skew > 0 && total > 0) {
-    const double tile_us = std::min(gemm_model_tile_us(gemm_model(g.dtype), g, sms, mma_scale(g.dtype), gemm_slowdown_),
+    const double tile_us = std::min(gemm_model_tile_us(gemm_model(g.dtype), g, sms, mma_scale(g), gemm_slowdown_),
                                     m.l2_skew_max_tile_us);
     residency_over_skew = traffic_.l2_bytes / total / (m.l2_wave_skew * tile_us * 1e-6);
   }
@@ -113,10 +118,10 @@ double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2
   if (residency_steps < kSteps) t.residency_over_skew = static_cast<double>(residency_steps) / kSteps;
   // One cache for the process: a step asks for the same few shapes many times, and every point
   // of a sweep asks for the same ones again. The bytes are a function of the key alone.
-  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int, double, int>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int, int, double, int>;
   static std::mutex mutex;
   static std::map<Key, double> cache;
-  const Key key{g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), sms, t.swizzle_n_blocks, t.l2_bytes, residency_steps};
+  const Key key{g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), static_cast<int>(g.scaling), sms, t.swizzle_n_blocks, t.l2_bytes, residency_steps};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
@@ -127,7 +132,7 @@ double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2
 }
 
 sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const {
-  return sim::Time::from_seconds_ceil(gemm_model_us(gemm_model(g.dtype), g, sms, mma_scale(g.dtype), gemm_slowdown_) * 1e-6);
+  return sim::Time::from_seconds_ceil(gemm_model_us(gemm_model(g.dtype), g, sms, mma_scale(g), gemm_slowdown_) * 1e-6);
 }
 
 sim::PowerLoad CalibratedCost::gemm_power(int gpu, const sim::GemmShape& g, int sms) const {

@@ -59,6 +59,8 @@ class CalibratedCost : public sim::CostModel {
   // The MMA rate against gemm_model(t)'s: 1 for FP8 and measured BF16, else the datasheet's dense
   // tensor peaks against FP8's.
   double mma_scale(sim::DType t) const;
+  // That of the shape: FP8 with 1x128 scales on both operands at 1 / the profile's mma_slowdown.
+  double mma_scale(const sim::GemmShape& g) const;
   // Fit clock / running clock for GEMM tiles and for the copy kernel (1 at the fit's clock).
   double gemm_clock_slowdown() const { return gemm_slowdown_; }
   double comm_clock_slowdown() const { return comm_slowdown_; }

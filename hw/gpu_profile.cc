@@ -15,6 +15,11 @@ const char* GemmBf16Model::param_name(int i) {
   return kNames[i];
 }
 
+const char* GemmFp8TilesModel::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"mma_slowdown"};
+  return kNames[i];
+}
+
 const char* CommModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"launch_us", "sm_copy_GBps", "nvlink_GBps"};
   return kNames[i];
@@ -98,7 +103,7 @@ GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
 
 GpuProfile parse_profile(const YamlNode& root) {
   const YamlMap m(root,
-                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_bf16", "gemm_range", "comm", "comm_range",
+                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_bf16", "gemm_fp8_tiles", "gemm_range", "comm", "comm_range",
                    "kernels", "clocks", "memory", "power"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
@@ -123,6 +128,11 @@ GpuProfile parse_profile(const YamlNode& root) {
     double v[GemmBf16Model::kParams];
     p.gemm_bf16_params = parse_params<GemmBf16Model::kParams>(*k, &GemmBf16Model::param_name, v);
     p.gemm_bf16 = GemmBf16Model{v[0], v[1]};  // parse_param refuses values not above 0
+  }
+  if (const auto k = m.optional("gemm_fp8_tiles")) {
+    double v[GemmFp8TilesModel::kParams] = {};
+    p.gemm_fp8_tiles_params = parse_params<GemmFp8TilesModel::kParams>(*k, &GemmFp8TilesModel::param_name, v);
+    p.gemm_fp8_tiles = GemmFp8TilesModel{v[0]};
   }
   double c[CommModel::kParams];
   p.comm_params = parse_params<CommModel::kParams>(m.required("comm"), &CommModel::param_name, c);

@@ -34,6 +34,18 @@ struct GemmBf16Model {
   bool present() const { return sm_tflops > 0; }
 };
 
+// FP8 GEMMs with 1x128 scales on both operands (sim::Fp8Scaling::kTiles: the weight gradients of
+// DeepSeek's recipe), where the profile has them (optional section): GemmModel's MMA rates divided
+// by mma_slowdown; launch, tile overhead, HBM and split-K unchanged. cuBLASLt's kernels for them
+// scale each accumulator element by a row and a column scale every 128 of k where the
+// 128x128-block ones take one scale per tile column block. Absent: GemmModel's rates.
+struct GemmFp8TilesModel {
+  double mma_slowdown = 0;
+  static constexpr int kParams = 1;
+  static const char* param_name(int i);
+  bool present() const { return mma_slowdown > 0; }
+};
+
 // The communication kernel: it copies at sm_copy_GBps per SM it holds, after launch_us of launch
 // and synchronisation; between GPUs of a node NVLink carries at most nvlink_GBps per direction.
 struct CommModel {
@@ -119,12 +131,13 @@ struct GpuProfile {
   std::string note;  // how it was made, one paragraph
   GemmModel gemm;
   GemmBf16Model gemm_bf16;  // optional
+  GemmFp8TilesModel gemm_fp8_tiles;  // optional
   CommModel comm;
   KernelModel kernels;  // optional: absent, those kernels run on the datasheet roofline
   ClockModel clocks;    // optional
   MemoryModel memory;   // optional
   PowerModel power;     // optional (hw/power_model.h); needs the clocks section
-  std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, comm_params, kernel_params, clock_params,
+  std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, gemm_fp8_tiles_params, comm_params, kernel_params, clock_params,
       memory_params, power_params;  // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance

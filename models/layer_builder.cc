@@ -102,7 +102,9 @@ void LayerBuilder::linear(const std::string& name, Block b, double m, int64_t n,
     t.hbm_bytes = m * k * groups * 2 * kFp8TileBytes;
     u.wgt.push_back(t);
   }
-  u.wgt.push_back(gemm(Pass::kBackwardWeight, ".wgrad", k, n, mi));
+  LayerOp w = gemm(Pass::kBackwardWeight, ".wgrad", k, n, mi);
+  if (fp8) w.gemm.scaling = sim::Fp8Scaling::kTiles;  // x^T and dy, both activations in 1x128 tiles
+  u.wgt.push_back(w);
 }
 
 void LayerBuilder::elementwise(const std::string& name, Block b, double elements, double fwd_flops_per,

@@ -19,10 +19,17 @@ enum class DType : uint8_t { kFp8, kBf16, kFp16, kFp32 };
 int dtype_bytes(DType t);
 const char* dtype_name(DType t);
 
+// How an FP8 GEMM's operands are scaled (DeepSeek-V3 sec. 3.3.2): kWeightBlocks, 1x128 tiles of
+// the activation and 128x128 blocks of the weight (forward and input gradient); kTiles, 1x128 tiles
+// of both (the weight gradient multiplies two activations). cuBLASLt runs kTiles about 1.3 times
+// slower (calibrate/data/h100/fp8_tile_scaling.json). Ignored for other types.
+enum class Fp8Scaling : uint8_t { kWeightBlocks, kTiles };
+
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
   DType dtype = DType::kBf16;  // input type; output is written in BF16 (FP32 for FP32 inputs)
   int groups = 1;              // grouped GEMM: `groups` independent problems of this shape
+  Fp8Scaling scaling = Fp8Scaling::kWeightBlocks;
 };
 // What a generic kernel is, for cost models that time kinds apart (hw/calibrated_cost.h).
 enum class ComputeKind : uint8_t { kGeneric, kAttentionForward, kAttentionBackward, kMemoryBound };

@@ -72,8 +72,27 @@ TEST_CASE("the DeepSeek-V3 layers: the model's GEMMs and attention against the H
   CHECK(rows["gemm"].measured_count == 4 * 149);
   CHECK(rows["gemm"].simulated_count == 4 * 63);
   CHECK(rows["attention"].simulated_count == 4 * 2 * 2);
-  CHECK(std::abs(rows["gemm"].error_pct()) < 6);
+  CHECK(std::abs(rows["gemm"].error_pct()) < 10);
   CHECK(std::abs(rows["attention"].error_pct()) < 5);
+
+  // By scaling: the weight gradients (1x128 on both operands) priced by the profile's
+  // gemm_fp8_tiles, the rest by its FP8 rates. Without the former they came out 17.5% short.
+  const cs::models::Scenario sc =
+      cs::models::load_scenario_file(cs::test::source_dir() + "/scenarios/deepseek-v3-layers-h100.yaml");
+  REQUIRE(sc.cost.profile);
+  REQUIRE(sc.cost.profile->gemm_fp8_tiles.present());
+  double makespan_us = 0;
+  std::map<std::string, double> sim_ms;
+  for (const SimulatedOp& op : simulate_ops(sc, 0, makespan_us)) {
+    if (op.cls != KernelClass::kGemm || op.gemm.dtype != cs::sim::DType::kFp8) continue;
+    sim_ms[op.gemm.scaling == cs::sim::Fp8Scaling::kTiles ? "1x128_1x128" : "1x128_128x128"] += op.dur_us / 1000.0;
+  }
+  const std::map<std::string, double> meas =
+      gemm_ms_by_scaling(json::parse(cs::test::read_file(trace("kineto_deepseek_layers_block128.json"))));
+  for (const char* k : {"1x128_1x128", "1x128_128x128"}) {
+    INFO(k << ": simulated " << sim_ms[k] << " ms, measured " << meas.at(k));
+    CHECK(std::abs(sim_ms[k] / meas.at(k) - 1) < 0.12);
+  }
 }
 
 TEST_CASE("the DeepSeek-V3 layers: 1x128 scales on both operands run about 1.2 times slower than 128x128 weights",

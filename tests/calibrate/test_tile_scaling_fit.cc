@@ -1,0 +1,150 @@
+// FP8 GEMMs with 1x128 scales on both operands (hw::GemmFp8TilesModel): the fit recovers a known
+// slowdown from synthetic pairs, the bundled profiles hold the fit of the H100's measured pairs,
+// the cost model prices the weight gradients with it and nothing else, and the section reads back.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "calibrate/measurements.h"
+#include "calibrate/profile_build.h"
+#include "calibrate/tile_scaling_fit.h"
+#include "hw/calibrated_cost.h"
+#include "hw/gemm_model.h"
+#include "hw/gpu_catalog.h"
+#include "hw/gpu_profile.h"
+#include "hw/user_error.h"
+#include "hw/yaml_reader.h"
+#include "models/layer_ops.h"
+#include "models/model_zoo.h"
+#include "test_support.h"
+
+using namespace cs;
+
+namespace {
+calibrate::GemmCase gemm_case(const std::string& name, sim::GemmShape g, sim::Fp8Scaling s, int sms, double us) {
+  calibrate::GemmCase c;
+  c.name = name;
+  c.shape = g;
+  c.shape.scaling = s;
+  c.sms = sms;
+  c.time_us = us;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("FP8 tile scaling: the fit recovers the MMA slowdown synthetic pairs were made with", "[calibrate][gemm]") {
+  const hw::GemmModel& fp8 = hw::find_profile("h200")->gemm;
+  constexpr double kTruth = 1.4;
+  std::vector<calibrate::GemmCase> cases;
+  const std::vector<sim::GemmShape> shapes = {{7168, 4096, 4096, sim::DType::kFp8, 1},
+                                              {16384, 7168, 4096, sim::DType::kFp8, 1},
+                                              {2048, 7168, 8192, sim::DType::kFp8, 1}};
+  for (const sim::GemmShape& g : shapes)
+    for (int sms : {132, 112, 32}) {
+      const double blocks = hw::gemm_model_us(fp8, g, sms), tiles = hw::gemm_model_us(fp8, g, sms, 1 / kTruth);
+      cases.push_back(gemm_case("s", g, sim::Fp8Scaling::kWeightBlocks, sms, blocks));
+      cases.push_back(gemm_case("s", g, sim::Fp8Scaling::kTiles, sms, tiles));
+    }
+  // A pair whose tiles ran faster (cuBLASLt's slow pick for the blocks) is left out, and an unpaired
+  // case is ignored.
+  cases.push_back(gemm_case("odd", shapes[0], sim::Fp8Scaling::kWeightBlocks, 64, 500));
+  cases.push_back(gemm_case("odd", shapes[0], sim::Fp8Scaling::kTiles, 64, 300));
+  cases.push_back(gemm_case("lone", shapes[1], sim::Fp8Scaling::kTiles, 64, 300));
+  const calibrate::TileScalingFit f = calibrate::fit_tile_scaling(cases, fp8);
+  CHECK(f.pairs == 9);
+  CHECK(f.left_out == 1);
+  CHECK(f.mma_slowdown == Approx(kTruth).epsilon(1e-6));
+  CHECK(f.worst_error < 1e-6);
+  // The model's time ratio rises with the slowdown but stays below it: launch and tile overhead
+  // do not stretch.
+  const double r = hw::gemm_model_us(fp8, shapes[0], 132, 1 / kTruth) / hw::gemm_model_us(fp8, shapes[0], 132);
+  CHECK(r > 1.2);
+  CHECK(r < kTruth);
+  CHECK(std::isnan(calibrate::pair_tile_slowdown(fp8, shapes[0], 132, 0.9)));
+  CHECK(std::isnan(calibrate::pair_tile_slowdown(fp8, shapes[0], 132, calibrate::kMaxTileSlowdown * 2)));
+
+  std::vector<calibrate::GemmCase> none = {cases.end()[-3], cases.end()[-2]};
+  CHECK_THROWS_AS(calibrate::fit_tile_scaling(none, fp8), hw::UserError);
+}
+
+TEST_CASE("FP8 tile scaling: the bundled profiles hold the fit of the H100's measured pairs", "[calibrate][gemm][data]") {
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/fp8_tile_scaling.json", set);
+  REQUIRE(set.fp8_scaling_gemms.size() == 136);  // 17 shapes x 4 SM counts x 2 scalings
+  const hw::GpuProfile& h200 = *hw::find_profile("h200");
+  const calibrate::TileScalingFit f = calibrate::fit_tile_scaling(set.fp8_scaling_gemms, h200.gemm);
+  // A case of a scaling the fit does not know is refused, naming it.
+  std::string text = test::read_file(test::source_dir() + "/calibrate/data/h100/fp8_tile_scaling.json");
+  const size_t at = text.find("\"tile_1x128_1x128\"");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, 18, "\"tile_1x64_1x64\"");
+  const test::TempDir dir;
+  test::write_file(dir.path() + "/bad.json", text);
+  calibrate::MeasurementSet bad;
+  CHECK_THROWS_WITH(calibrate::read_measurements(dir.path() + "/bad.json", bad), Catch::Contains("tile_1x128_1x128"));
+  CHECK(f.pairs + f.left_out == 68);
+  CHECK(f.left_out <= 4);  // kv_down's n = 640 on 132 SMs, kv_up's k = 512 on 32-64 SMs
+  CHECK(f.mma_slowdown == Approx(h200.gemm_fp8_tiles.mma_slowdown).epsilon(1e-6));  // the YAML's digits
+  CHECK(f.mma_slowdown > 1.25);  // the kernels' time 1.28-1.36 times longer, by SM count
+  CHECK(f.median_error < 0.03);
+  for (const char* gpu : {"h800", "h100"}) {
+    INFO(gpu);
+    const hw::GpuProfile& p = *hw::find_profile(gpu);
+    CHECK(p.gemm_fp8_tiles.mma_slowdown == h200.gemm_fp8_tiles.mma_slowdown);  // the same chip
+    CHECK(p.gemm_fp8_tiles_params.at("mma_slowdown").origin == "carried");
+  }
+}
+
+TEST_CASE("FP8 tile scaling: the weight gradients, and only they, take the slowdown", "[calibrate][gemm]") {
+  models::LayerContext c;
+  c.tokens = c.seq_len = 4096;
+  c.ep = 64;
+  const models::ModelSpec& v3 = *models::find_zoo_model("deepseek-v3");
+  int wgrads = 0;
+  for (const models::LayerOp& op : models::layer_ops(v3, 5, c)) {
+    if (op.kind != models::LayerOpKind::kGemm) continue;
+    INFO(op.name);
+    const bool fp8_wgrad = op.pass == models::Pass::kBackwardWeight && op.gemm.dtype == sim::DType::kFp8;
+    CHECK((op.gemm.scaling == sim::Fp8Scaling::kTiles) == fp8_wgrad);
+    wgrads += fp8_wgrad;
+  }
+  CHECK(wgrads == 9);  // q_down, q_up, kv_down, kv_up, o_proj, shared up and down, experts up and down
+  c.fp8 = false;
+  for (const models::LayerOp& op : models::layer_ops(v3, 5, c)) CHECK(op.gemm.scaling == sim::Fp8Scaling::kWeightBlocks);
+
+  const hw::GpuSpec& gpu = *hw::find_gpu("h800");
+  const hw::GpuProfile& p = *hw::find_profile("h800");
+  hw::GpuProfile without = p;
+  without.gemm_fp8_tiles = {};
+  const hw::CalibratedCost with_cost(gpu, p, hw::ClockLoad::kFit), without_cost(gpu, without, hw::ClockLoad::kFit);
+  sim::GemmShape g{7168, 4096, 8192, sim::DType::kFp8, 4};
+  const double blocks = with_cost.gemm_time(0, g, 112).to_seconds();
+  g.scaling = sim::Fp8Scaling::kTiles;
+  const double tiles = with_cost.gemm_time(0, g, 112).to_seconds();
+  CHECK(tiles / blocks > 1.2);
+  CHECK(tiles / blocks < p.gemm_fp8_tiles.mma_slowdown);
+  CHECK(without_cost.gemm_time(0, g, 112).to_seconds() == Approx(blocks).epsilon(1e-9));
+  // BF16 has no such scaling: the field is ignored.
+  sim::GemmShape b{7168, 4096, 8192, sim::DType::kBf16, 1, sim::Fp8Scaling::kTiles};
+  CHECK(with_cost.gemm_time(0, b, 112) == without_cost.gemm_time(0, b, 112));
+}
+
+TEST_CASE("FP8 tile scaling: the profile section reads back, and a bad value is refused", "[calibrate][profile]") {
+  const hw::GpuProfile& h200 = *hw::find_profile("h200");
+  const std::string yaml = calibrate::profile_yaml(h200);
+  const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(yaml, "round-trip.yaml"));
+  CHECK(back.gemm_fp8_tiles.mma_slowdown == h200.gemm_fp8_tiles.mma_slowdown);
+  CHECK(back.gemm_fp8_tiles_params.at("mma_slowdown").source == h200.gemm_fp8_tiles_params.at("mma_slowdown").source);
+  std::string bad = yaml;
+  const size_t at = bad.find("mma_slowdown: {value: ");
+  REQUIRE(at != std::string::npos);
+  bad.insert(at + std::string("mma_slowdown: {value: ").size(), "-");
+  try {
+    hw::parse_profile(hw::parse_yaml(bad, "bad.yaml"));
+    FAIL("accepted");
+  } catch (const hw::UserError& e) {
+    CHECK(e.line() > 1);
+  }
+}
