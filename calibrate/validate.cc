@@ -29,10 +29,12 @@ bool names_file(const std::string& source, const std::string& file) {
   return !ec1 && !ec2 && a == b;
 }
 
-FitStats stats(const std::vector<CaseCheck>& cases, const char* kind, bool held_only) {
+// The cases of `kind`, or of every kind it begins when it ends in '_' ("gemm_fp8_").
+FitStats stats(const std::vector<CaseCheck>& cases, const std::string& kind, bool held_only) {
   std::vector<double> pred, meas;
+  const bool prefix = !kind.empty() && kind.back() == '_';
   for (const CaseCheck& c : cases)
-    if (c.kind == kind && (!held_only || c.held_out)) {
+    if ((prefix ? c.kind.rfind(kind, 0) == 0 : c.kind == kind) && (!held_only || c.held_out)) {
       pred.push_back(c.predicted_us);
       meas.push_back(c.measured_us);
     }
@@ -101,6 +103,11 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   };
   gemms(set.gemms, "gemm", true);
   gemms(set.bf16_gemms, "gemm_bf16", false);
+  // Both scalings' kernels (kernels/torch/fp8_tile_scaling.py), by kind; none held out of anything.
+  std::vector<GemmCase> blocks, tiles;
+  for (const GemmCase& c : set.fp8_scaling_gemms) (c.shape.scaling == sim::Fp8Scaling::kTiles ? tiles : blocks).push_back(c);
+  gemms(blocks, "gemm_fp8_blocks", false);
+  gemms(tiles, "gemm_fp8_tiles", false);
   std::vector<AllToAllCase> a2a;
   for (const AllToAllCase& c : set.all_to_alls)
     if (comm_fits_case(c)) a2a.push_back(c);
@@ -212,6 +219,8 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   v.gemm_all = stats(v.cases, "gemm", false);
   v.gemm_bf16_held = stats(v.cases, "gemm_bf16", true);
   v.gemm_bf16_all = stats(v.cases, "gemm_bf16", false);
+  v.gemm_tiles = stats(v.cases, "gemm_fp8_tiles", false);
+  v.gemm_scalings = stats(v.cases, "gemm_fp8_", false);
   v.comm_held = stats(v.cases, "all_to_all", true);
   v.comm_all = stats(v.cases, "all_to_all", false);
   return v;

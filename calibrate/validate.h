@@ -13,7 +13,7 @@
 namespace cs::calibrate {
 
 struct CaseCheck {
-  std::string kind;   // gemm | gemm_bf16 | all_to_all | attention | memory_bound | memory_form | overlap (the window's makespan) | pipeline (a step) | power (a GEMM call under the power limit)
+  std::string kind;   // gemm | gemm_bf16 | gemm_fp8_blocks | gemm_fp8_tiles | all_to_all | attention | memory_bound | memory_form | overlap (the window's makespan) | pipeline (a step) | power (a GEMM call under the power limit)
   std::string label;  // the shape or the size, with the SMs
   double measured_us = 0, predicted_us = 0;
   bool held_out = false;
@@ -38,6 +38,9 @@ struct Validation {
   std::vector<CaseCheck> cases;
   FitStats gemm_held, gemm_all, comm_held, comm_all;
   FitStats gemm_bf16_held, gemm_bf16_all;  // BF16 GEMMs, where measured
+  // FP8 GEMMs of fp8_tile_scaling.py: each at its own scaling (the tiles at the profile's slowdown),
+  // both scalings' cases; the tiles' alone.
+  FitStats gemm_scalings, gemm_tiles;
   FitStats attention, memory_bound;  // the calls the fit used (the profile's kernels section)
   FitStats memory_forms;             // memory_bound_forms.py's kernels at the rates fitted to them
   FitStats overlap;   // never fitted: every case is held out

@@ -53,6 +53,10 @@ void print_validation(const calibrate::Validation& v, bool every_case) {
     print_stats("BF16 GEMM, held out", v.gemm_bf16_held);
     print_stats("BF16 GEMM, all", v.gemm_bf16_all);
   }
+  if (v.gemm_scalings.cases > 0) {
+    print_stats("FP8 GEMM, both scalings", v.gemm_scalings);
+    print_stats("FP8 GEMM, 1x128 x 1x128", v.gemm_tiles);
+  }
   print_stats("all-to-all, held out", v.comm_held);
   print_stats("all-to-all, all", v.comm_all);
   if (v.attention.cases > 0) print_stats("attention (fitted)", v.attention);

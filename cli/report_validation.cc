@@ -87,6 +87,7 @@ nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::stri
            {summary("FP8 GEMM, held out", v.gemm_held), summary("FP8 GEMM, all", v.gemm_all),
             summary("all-to-all, held out", v.comm_held), summary("all-to-all, all", v.comm_all),
             summary("BF16 GEMM, held out", v.gemm_bf16_held), summary("BF16 GEMM, all", v.gemm_bf16_all),
+            summary("FP8 GEMM, both scalings", v.gemm_scalings), summary("FP8 GEMM, 1x128 x 1x128", v.gemm_tiles),
             summary("attention, fitted", v.attention), summary("memory-bound, fitted", v.memory_bound),
             summary("memory-bound forms, fitted", v.memory_forms)}},
           {"cases", cases},
