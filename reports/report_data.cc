@@ -48,9 +48,15 @@ nlohmann::json profile_json(const hw::GpuProfile& p) {
     for (const auto& [name, prm] : m)
       params.push_back({{"group", group}, {"name", name}, {"value", prm.value}, {"origin", prm.origin}, {"source", prm.source}});
   };
+  // Every section the cost model reads, so that the report names each figure the prediction used.
   add("gemm", p.gemm_params);
+  add("gemm_bf16", p.gemm_bf16_params);
+  add("gemm_fp8_tiles", p.gemm_fp8_tiles_params);
   add("comm", p.comm_params);
   add("kernels", p.kernel_params);
+  add("clocks", p.clock_params);
+  add("memory", p.memory_params);
+  add("power", p.power_params);
   const auto add_range = [&](const char* group, const std::map<std::string, hw::ProfileRange>& m) {
     for (const auto& [name, r] : m) ranges.push_back({{"group", group}, {"name", name}, {"lo", r.lo}, {"hi", r.hi}});
   };

@@ -2,8 +2,10 @@
 // escaping of the scenario's strings, and the sweep section only where the result holds a sweep.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 
+#include "hw/gpu_profile.h"
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
@@ -97,4 +99,25 @@ TEST_CASE("a document without a report object is refused") {
   json doc = result_of(default_scenario_text());
   doc.erase("report");
   CHECK_THROWS_AS(cs::reports::render_html(doc), std::invalid_argument);
+}
+
+TEST_CASE("a calibrated run's report names every profile parameter the cost model read, by section") {
+  const json doc = result_of(cs::test::read_file(cs::test::source_dir() + "/scenarios/deepseek-v3-layers-h100.yaml"));
+  const json& prof = doc["report"]["calibration"]["profile"];
+  std::set<std::string> groups;
+  for (const json& p : prof["params"]) {
+    groups.insert(p["group"].get<std::string>());
+    CHECK_FALSE(p["origin"].get<std::string>().empty());
+    CHECK_FALSE(p["source"].get<std::string>().empty());
+  }
+  const cs::hw::GpuProfile& h100 = *cs::hw::find_profile("h100");
+  CHECK(prof["params"].size() == h100.gemm_params.size() + h100.gemm_bf16_params.size() +
+                                     h100.gemm_fp8_tiles_params.size() + h100.comm_params.size() +
+                                     h100.kernel_params.size() + h100.clock_params.size() +
+                                     h100.memory_params.size() + h100.power_params.size());
+  for (const char* g : {"gemm", "gemm_bf16", "gemm_fp8_tiles", "comm", "kernels", "clocks", "memory", "power"}) {
+    INFO(g);
+    CHECK(groups.count(g) == 1);
+  }
+  CHECK(contains(cs::reports::render_html(doc), "mma_slowdown"));
 }
