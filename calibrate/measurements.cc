@@ -256,31 +256,46 @@ void read_memory_forms(const json& d, int source, const std::string& file, Measu
                       (skipped.empty() ? "" : "; no form of the model's: " + skipped));
 }
 
-// kernels/torch/fp8_tile_scaling.py: FP8 GEMMs under 1x128 x 128x128 and 1x128 x 1x128 scaling.
-void read_fp8_scaling_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
+// One GEMM case of a PyTorch script (bf16_gemm.py, fp8_tile_scaling.py): checked against a float
+// product, on `sm_obtained` SMs, with NVML's median SM clock over its timed runs where sampled (as
+// cs_fp8_gemm --sample-clocks).
+GemmCase torch_gemm_case(const json& c, size_t i, int source, const std::string& file) {
+  const std::string where = "cases[" + std::to_string(i) + "]";
+  if (field(c, "checked", file, where) != true)
+    throw hw::UserError(file, 0, 0, where + " was not checked against its float product: not a result to fit");
+  GemmCase g;
+  g.name = field(c, "name", file, where).get<std::string>();
+  g.shape = gemm_shape(c, "k", file, where);
+  g.sms = static_cast<int>(num(c, "sm_obtained", file, where));
+  g.time_us = num(c, "median_us", file, where);
+  if (c.contains("p10_us")) g.p10_us = num(c, "p10_us", file, where);
+  if (c.contains("p90_us")) g.p90_us = num(c, "p90_us", file, where);
+  if (c.contains("clocks") && c["clocks"].is_object() && num(c["clocks"], "samples", file, where + ".clocks") > 0)
+    g.clock_MHz = num(c["clocks"], "sm_mhz_median", file, where + ".clocks");
+  if (g.shape.m < 1 || g.shape.n < 1 || g.shape.k < 1 || g.shape.groups < 1 || g.sms < 1 || !(g.time_us > 0))
+    throw hw::UserError(file, 0, 0, where + ": sizes, SMs and time must be positive");
+  g.index = static_cast<int>(i);
+  g.source = source;
+  return g;
+}
+
+const json& nonempty_cases(const json& d, const std::string& file) {
   const json& cases = field(d, "cases", file, "the file");
   if (!cases.is_array() || cases.empty()) throw hw::UserError(file, 0, 0, "'cases' must be a non-empty array");
+  return cases;
+}
+
+// kernels/torch/fp8_tile_scaling.py: FP8 GEMMs under 1x128 x 128x128 and 1x128 x 1x128 scaling.
+void read_fp8_scaling_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = nonempty_cases(d, file);
   int tiles = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const json& c = cases[i];
-    const std::string where = "cases[" + std::to_string(i) + "]";
-    const std::string scaling = field(c, "scaling", file, where).get<std::string>();
+    const std::string scaling = field(cases[i], "scaling", file, "cases[" + std::to_string(i) + "]").get<std::string>();
     if (scaling != "block_1x128_128x128" && scaling != "tile_1x128_1x128")
-      throw hw::UserError(file, 0, 0, where + ".scaling must be \"block_1x128_128x128\" or \"tile_1x128_1x128\"");
-    if (field(c, "checked", file, where) != true)
-      throw hw::UserError(file, 0, 0, where + " was not checked against its float product: not a result to fit");
-    GemmCase g;
-    g.name = field(c, "name", file, where).get<std::string>();
-    g.shape = gemm_shape(c, "k", file, where);
+      throw hw::UserError(file, 0, 0, "cases[" + std::to_string(i) +
+                                          "].scaling must be \"block_1x128_128x128\" or \"tile_1x128_1x128\"");
+    GemmCase g = torch_gemm_case(cases[i], i, source, file);
     g.shape.scaling = scaling == "tile_1x128_1x128" ? sim::Fp8Scaling::kTiles : sim::Fp8Scaling::kWeightBlocks;
-    g.sms = static_cast<int>(num(c, "sm_obtained", file, where));
-    g.time_us = num(c, "median_us", file, where);
-    if (c.contains("clocks") && c["clocks"].is_object() && num(c["clocks"], "samples", file, where + ".clocks") > 0)
-      g.clock_MHz = num(c["clocks"], "sm_mhz_median", file, where + ".clocks");
-    if (g.shape.m < 1 || g.shape.n < 1 || g.shape.k < 1 || g.shape.groups < 1 || g.sms < 1 || !(g.time_us > 0))
-      throw hw::UserError(file, 0, 0, where + ": sizes, SMs and time must be positive");
-    g.index = static_cast<int>(i);
-    g.source = source;
     tiles += g.shape.scaling == sim::Fp8Scaling::kTiles;
     set.fp8_scaling_gemms.push_back(g);
   }
@@ -290,34 +305,15 @@ void read_fp8_scaling_gemms(const json& d, int source, const std::string& file, 
 
 // kernels/torch/bf16_gemm.py: BF16 GEMMs through F.linear on the whole GPU or a green context.
 void read_bf16_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
-  const json& cases = field(d, "cases", file, "the file");
-  if (!cases.is_array() || cases.empty()) throw hw::UserError(file, 0, 0, "'cases' must be a non-empty array");
-  int used = 0;
+  const json& cases = nonempty_cases(d, file);
   for (size_t i = 0; i < cases.size(); ++i) {
-    const json& c = cases[i];
-    const std::string where = "cases[" + std::to_string(i) + "]";
-    if (field(c, "dtype", file, where) != "bf16") throw hw::UserError(file, 0, 0, where + ".dtype must be \"bf16\"");
-    if (field(c, "checked", file, where) != true)
-      throw hw::UserError(file, 0, 0, where + " was not checked against its FP32 product: not a result to fit");
-    GemmCase g;
-    g.name = field(c, "name", file, where).get<std::string>();
-    g.shape = gemm_shape(c, "k", file, where);
+    if (field(cases[i], "dtype", file, "cases[" + std::to_string(i) + "]") != "bf16")
+      throw hw::UserError(file, 0, 0, "cases[" + std::to_string(i) + "].dtype must be \"bf16\"");
+    GemmCase g = torch_gemm_case(cases[i], i, source, file);
     g.shape.dtype = sim::DType::kBf16;
-    g.sms = static_cast<int>(num(c, "sm_obtained", file, where));
-    g.time_us = num(c, "median_us", file, where);
-    g.p10_us = num(c, "p10_us", file, where);
-    g.p90_us = num(c, "p90_us", file, where);
-    // As cs_fp8_gemm --sample-clocks: the median NVML sample over the case's timed runs.
-    if (c.contains("clocks") && c["clocks"].is_object() && num(c["clocks"], "samples", file, where + ".clocks") > 0)
-      g.clock_MHz = num(c["clocks"], "sm_mhz_median", file, where + ".clocks");
-    if (g.shape.m < 1 || g.shape.n < 1 || g.shape.k < 1 || g.shape.groups < 1 || g.sms < 1 || !(g.time_us > 0))
-      throw hw::UserError(file, 0, 0, where + ": sizes, SMs and time must be positive");
-    g.index = static_cast<int>(i);
-    g.source = source;
     set.bf16_gemms.push_back(g);
-    ++used;
   }
-  set.notes.push_back(file + ": " + std::to_string(used) + " BF16 GEMM cases");
+  set.notes.push_back(file + ": " + std::to_string(cases.size()) + " BF16 GEMM cases");
 }
 
 // calibrate/scripts/ncu_dram_bytes.py's summary of an Nsight Compute run of cs_fp8_gemm.
