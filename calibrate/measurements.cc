@@ -21,6 +21,7 @@ bool measured_on(const Provenance& p, const std::string& catalog_name) {
 std::string GemmCase::key() const {
   std::string k = name;
   for (int64_t v : {shape.m, shape.n, shape.k, static_cast<int64_t>(shape.groups)}) k.append(" ").append(std::to_string(v));
+  if (shape.dtype == sim::DType::kFp8 && shape.scaling == sim::Fp8Scaling::kTiles) k.append(" 1x128x1x128");
   return k;
 }
 
@@ -290,6 +291,8 @@ void read_fp8_scaling_gemms(const json& d, int source, const std::string& file, 
   const json& cases = nonempty_cases(d, file);
   int tiles = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
+    if (field(cases[i], "dtype", file, "cases[" + std::to_string(i) + "]") != "fp8")
+      throw hw::UserError(file, 0, 0, "cases[" + std::to_string(i) + "].dtype must be \"fp8\"");
     const std::string scaling = field(cases[i], "scaling", file, "cases[" + std::to_string(i) + "]").get<std::string>();
     if (scaling != "block_1x128_128x128" && scaling != "tile_1x128_1x128")
       throw hw::UserError(file, 0, 0, "cases[" + std::to_string(i) +

@@ -173,13 +173,14 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     // A ratio of two kernels at one clock on the same chip: the fitted FP8 model as it stands.
     b.fp8_tiles = fit_tile_scaling(set.fp8_scaling_gemms, p.gemm);
     p.gemm_fp8_tiles = {b.fp8_tiles->mma_slowdown};
-    std::snprintf(fitnote, sizeof fitnote,
-                  "median over %d shapes x SM counts measured under both scalings back to back (%d left out: "
-                  "the 1x128 x 128x128 kernel the slower), each the MMA slowdown that gives its time ratio; the "
-                  "ratios predicted back: median error %.1f%%, worst %.1f%%",
-                  b.fp8_tiles->pairs, b.fp8_tiles->left_out, b.fp8_tiles->median_error * 100, b.fp8_tiles->worst_error * 100);
+    const TileScalingFit& t = *b.fp8_tiles;
+    const std::string tile_note = fmt::format(
+        "median over {} shapes x SM counts measured under both scalings back to back ({} left out where the "
+        "1x128 x 128x128 kernel was the slower, {} beyond a slowdown of {}, {} unpaired), each the MMA slowdown "
+        "that gives its time ratio; the ratios predicted back: median error {:.1f}%, worst {:.1f}%",
+        t.pairs, t.tiles_faster, t.beyond_max, kMaxTileSlowdown, t.unpaired, t.median_error * 100, t.worst_error * 100);
     p.gemm_fp8_tiles_params["mma_slowdown"] = {p.gemm_fp8_tiles.mma_slowdown, "measured",
-                                               std::string(fitnote) + ": " + sources_of(set, "kernels/torch/fp8_tile_scaling.py")};
+                                               tile_note + ": " + sources_of(set, "kernels/torch/fp8_tile_scaling.py")};
   }
   std::snprintf(fitnote, sizeof fitnote, "fit of %d cases of our kernel (%d held out), median error %.1f%%, worst %.1f%%",
                 b.comm.fit.cases, b.comm_held_out, b.comm.fit.median_error * 100, b.comm.fit.worst_error * 100);

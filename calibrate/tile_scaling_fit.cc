@@ -35,7 +35,9 @@ TileScalingFit fit_tile_scaling(const std::vector<GemmCase>& cases, const hw::Ge
   std::map<Key, const GemmCase*> blocks, tiles;
   for (const GemmCase& c : cases) {
     const Key key{c.name, c.shape.m, c.shape.n, c.shape.k, c.shape.groups, c.sms};
-    (c.shape.scaling == sim::Fp8Scaling::kTiles ? tiles : blocks)[key] = &c;
+    if (!(c.shape.scaling == sim::Fp8Scaling::kTiles ? tiles : blocks).emplace(key, &c).second)
+      throw hw::UserError("calibrate fit", 0, 0,
+                          "FP8 GEMM " + c.key() + " on " + std::to_string(c.sms) + " SMs measured twice: one case per scaling, shape and SM count");
   }
   struct Pair {
     const GemmCase* tiles;
@@ -45,15 +47,19 @@ TileScalingFit fit_tile_scaling(const std::vector<GemmCase>& cases, const hw::Ge
   TileScalingFit f;
   for (const auto& [key, t] : tiles) {
     const auto b = blocks.find(key);
-    if (b == blocks.end()) continue;
+    if (b == blocks.end()) {
+      ++f.unpaired;
+      continue;
+    }
     const double ratio = t->time_us / b->second->time_us;
     const double s = pair_tile_slowdown(fp8, t->shape, t->sms, ratio);
     if (std::isnan(s)) {
-      ++f.left_out;
+      ++(ratio < 1 ? f.tiles_faster : f.beyond_max);
       continue;
     }
     used.push_back({t, ratio, s});
   }
+  for (const auto& [key, b] : blocks) f.unpaired += !tiles.count(key);
   if (used.empty())
     throw hw::UserError("calibrate fit", 0, 0,
                         "no FP8 GEMM measured under both scalings with the 1x128 x 1x128 one slower "

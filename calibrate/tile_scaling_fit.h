@@ -14,7 +14,9 @@ namespace cs::calibrate {
 struct TileScalingFit {
   double mma_slowdown = 0;  // the median of the pairs' own
   int pairs = 0;            // pairs it is the median of
-  int left_out = 0;         // pairs no slowdown of the MMA rate explains (see fit_tile_scaling)
+  int tiles_faster = 0;     // pairs left out: the tiles ran faster than the blocks
+  int beyond_max = 0;       // pairs left out: slower than kMaxTileSlowdown explains
+  int unpaired = 0;         // cases with no case of the other scaling at their shape and SMs
   // Each pair's time ratio (tiles over blocks), predicted at the median against measured.
   double median_error = 0, worst_error = 0;
 };
@@ -28,7 +30,7 @@ double pair_tile_slowdown(const hw::GemmModel& fp8, const sim::GemmShape& g, int
 // Pairs the cases by name, shape and SMs and takes the median of their slowdowns. Pairs whose
 // tiles ran faster than their blocks are cuBLASLt picking a slow kernel for the blocks (k = 512 on
 // few SMs, n = 640), not the scaling's cost, and are left out, as are pairs beyond kMaxTileSlowdown.
-// UserError when no pair is left.
+// UserError when no pair is left, or when a shape, SM count and scaling comes twice.
 TileScalingFit fit_tile_scaling(const std::vector<GemmCase>& cases, const hw::GemmModel& fp8);
 
 }  // namespace cs::calibrate

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
+#include <string_view>
 
 #include "calibrate/comm_fit.h"
 #include "calibrate/gemm_fit.h"
@@ -29,12 +31,11 @@ bool names_file(const std::string& source, const std::string& file) {
   return !ec1 && !ec2 && a == b;
 }
 
-// The cases of `kind`, or of every kind it begins when it ends in '_' ("gemm_fp8_").
-FitStats stats(const std::vector<CaseCheck>& cases, const std::string& kind, bool held_only) {
+// The cases of the given kinds.
+FitStats stats(const std::vector<CaseCheck>& cases, std::initializer_list<std::string_view> kinds, bool held_only) {
   std::vector<double> pred, meas;
-  const bool prefix = !kind.empty() && kind.back() == '_';
   for (const CaseCheck& c : cases)
-    if ((prefix ? c.kind.rfind(kind, 0) == 0 : c.kind == kind) && (!held_only || c.held_out)) {
+    if (std::find(kinds.begin(), kinds.end(), c.kind) != kinds.end() && (!held_only || c.held_out)) {
       pred.push_back(c.predicted_us);
       meas.push_back(c.measured_us);
     }
@@ -86,8 +87,8 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   Validation v;
   // FP8 and BF16 GEMMs through the same engine path (the shape's type picks the profile's rates);
   // the range the profile was fitted on is the FP8 sweep's.
-  const auto gemms = [&](const std::vector<GemmCase>& cases, const char* kind, bool ranged) {
-    const std::vector<bool> held = gemm_holdout(cases, holdout_every);
+  const auto gemms = [&](const std::vector<GemmCase>& cases, const char* kind, bool ranged, bool holdout = true) {
+    const std::vector<bool> held = gemm_holdout(cases, holdout ? holdout_every : 0);
     for (size_t i = 0; i < cases.size(); ++i) {
       const GemmCase& c = cases[i];
       CaseCheck k;
@@ -103,11 +104,12 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
   };
   gemms(set.gemms, "gemm", true);
   gemms(set.bf16_gemms, "gemm_bf16", false);
-  // Both scalings' kernels (kernels/torch/fp8_tile_scaling.py), by kind; none held out of anything.
+  // Both scalings' kernels (kernels/torch/fp8_tile_scaling.py), by kind. None is held out: the
+  // blocks' are never fitted, the tiles' only through their ratio to the blocks'.
   std::vector<GemmCase> blocks, tiles;
   for (const GemmCase& c : set.fp8_scaling_gemms) (c.shape.scaling == sim::Fp8Scaling::kTiles ? tiles : blocks).push_back(c);
-  gemms(blocks, "gemm_fp8_blocks", false);
-  gemms(tiles, "gemm_fp8_tiles", false);
+  gemms(blocks, "gemm_fp8_blocks", false, false);
+  gemms(tiles, "gemm_fp8_tiles", false, false);
   std::vector<AllToAllCase> a2a;
   for (const AllToAllCase& c : set.all_to_alls)
     if (comm_fits_case(c)) a2a.push_back(c);
@@ -164,9 +166,9 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
       v.cases.push_back(k);
     }
   }
-  v.attention = stats(v.cases, "attention", false);
-  v.memory_bound = stats(v.cases, "memory_bound", false);
-  v.memory_forms = stats(v.cases, "memory_form", false);
+  v.attention = stats(v.cases, {"attention"}, false);
+  v.memory_bound = stats(v.cases, {"memory_bound"}, false);
+  v.memory_forms = stats(v.cases, {"memory_form"}, false);
   for (const OverlapCase& c : set.overlaps) {
     CaseCheck k;
     k.kind = "overlap";
@@ -178,7 +180,7 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
     k.beyond_range = !in(p.comm_range, "ctas", c.ctas) || !in(p.gemm_range, "sms", c.compute_sms);
     v.cases.push_back(k);
   }
-  v.overlap = stats(v.cases, "overlap", false);
+  v.overlap = stats(v.cases, {"overlap"}, false);
   v.optima = overlap_optima(p, gpu, set.overlaps);
   for (const PipelineCase& c : set.pipelines) {
     CaseCheck k;
@@ -193,7 +195,7 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
     k.held_out = true;
     v.cases.push_back(k);
   }
-  v.pipeline = stats(v.cases, "pipeline", false);
+  v.pipeline = stats(v.cases, {"pipeline"}, false);
   // GEMM calls under the power limit: each steady phase's settled call, and each GEMM phase's
   // first second (the controller catching up, duty cycles included), at the profile's clock model.
   // Held out unless the profile's power section was fitted from this very file.
@@ -214,15 +216,15 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
         v.cases.push_back({"power", row.phase + " mean call over its first second", row.measured_mean_call_s * 1e6,
                            row.predicted_mean_call_s * 1e6, !fitted, false});
     }
-  v.power = stats(v.cases, "power", false);
-  v.gemm_held = stats(v.cases, "gemm", true);
-  v.gemm_all = stats(v.cases, "gemm", false);
-  v.gemm_bf16_held = stats(v.cases, "gemm_bf16", true);
-  v.gemm_bf16_all = stats(v.cases, "gemm_bf16", false);
-  v.gemm_tiles = stats(v.cases, "gemm_fp8_tiles", false);
-  v.gemm_scalings = stats(v.cases, "gemm_fp8_", false);
-  v.comm_held = stats(v.cases, "all_to_all", true);
-  v.comm_all = stats(v.cases, "all_to_all", false);
+  v.power = stats(v.cases, {"power"}, false);
+  v.gemm_held = stats(v.cases, {"gemm"}, true);
+  v.gemm_all = stats(v.cases, {"gemm"}, false);
+  v.gemm_bf16_held = stats(v.cases, {"gemm_bf16"}, true);
+  v.gemm_bf16_all = stats(v.cases, {"gemm_bf16"}, false);
+  v.gemm_tiles = stats(v.cases, {"gemm_fp8_tiles"}, false);
+  v.gemm_scalings = stats(v.cases, {"gemm_fp8_blocks", "gemm_fp8_tiles"}, false);
+  v.comm_held = stats(v.cases, {"all_to_all"}, true);
+  v.comm_all = stats(v.cases, {"all_to_all"}, false);
   return v;
 }
 

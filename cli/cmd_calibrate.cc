@@ -41,9 +41,9 @@ void print_stats(const char* what, const calibrate::FitStats& s) {
 
 void print_validation(const calibrate::Validation& v, bool every_case) {
   if (every_case) {
-    std::printf("%-11s %-62s %12s %12s %8s\n", "kind", "case", "measured_us", "predicted_us", "error");
+    std::printf("%-15s %-62s %12s %12s %8s\n", "kind", "case", "measured_us", "predicted_us", "error");
     for (const auto& c : v.cases)
-      std::printf("%-11s %-62s %12.2f %12.2f %+7.1f%%%s%s\n", c.kind.c_str(), c.label.c_str(), c.measured_us,
+      std::printf("%-15s %-62s %12.2f %12.2f %+7.1f%%%s%s\n", c.kind.c_str(), c.label.c_str(), c.measured_us,
                   c.predicted_us, c.error() * 100, c.held_out ? "  held out" : "", c.beyond_range ? "  BEYOND RANGE" : "");
   }
   std::printf("simulated against measured:\n");
@@ -108,10 +108,11 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
     print_stats("BF16 GEMM", b.gemm_bf16->fit);
   }
   if (b.fp8_tiles)
-    std::printf("FP8 GEMMs, 1x128 x 1x128 scaling: MMA slowdown %.4g, median of %d pairs (%d left out); "
-                "their time ratios back: median error %.1f%%, worst %.1f%%\n",
-                b.fp8_tiles->mma_slowdown, b.fp8_tiles->pairs, b.fp8_tiles->left_out, b.fp8_tiles->median_error * 100,
-                b.fp8_tiles->worst_error * 100);
+    std::printf("FP8 GEMMs, 1x128 x 1x128 scaling: MMA slowdown %.4g, median of %d pairs (left out: %d with the "
+                "tiles faster, %d beyond the search, %d unpaired); their time ratios back: median error %.1f%%, "
+                "worst %.1f%%\n",
+                b.fp8_tiles->mma_slowdown, b.fp8_tiles->pairs, b.fp8_tiles->tiles_faster, b.fp8_tiles->beyond_max,
+                b.fp8_tiles->unpaired, b.fp8_tiles->median_error * 100, b.fp8_tiles->worst_error * 100);
   if (b.kernels) {
     for (const auto& [name, p] : b.profile.kernel_params) std::printf("  %-16s %12.5g\n", name.c_str(), p.value);
     print_stats("attention forward", b.kernels->attn_fwd);

@@ -133,6 +133,11 @@ GpuProfile parse_profile(const YamlNode& root) {
     double v[GemmFp8TilesModel::kParams] = {};
     p.gemm_fp8_tiles_params = parse_params<GemmFp8TilesModel::kParams>(*k, &GemmFp8TilesModel::param_name, v);
     p.gemm_fp8_tiles = GemmFp8TilesModel{v[0]};
+    // The fit searches [1, 4]: below 1 would make the weight gradients faster than the blocks' GEMMs.
+    if (p.gemm_fp8_tiles.mma_slowdown < 1)
+      YamlMap(YamlMap(*k, {"mma_slowdown"}).required("mma_slowdown"), {"value", "origin", "source"})
+          .required("value")
+          .fail("'gemm_fp8_tiles.mma_slowdown' must be at least 1 (1: 1x128 tiles on both operands cost nothing extra)");
   }
   double c[CommModel::kParams];
   p.comm_params = parse_params<CommModel::kParams>(m.required("comm"), &CommModel::param_name, c);

@@ -25,7 +25,9 @@ std::string shape_text(const LayerOp& o) {
     const sim::GemmShape& g = o.gemm;
     std::string s = fmt::format("{}x{}x{}", g.m, g.n, g.k);
     if (g.groups > 1) s = fmt::format("{} x {}", g.groups, s);
-    return s + " " + sim::dtype_name(g.dtype);
+    s += std::string(" ") + sim::dtype_name(g.dtype);
+    // The weight gradients' FP8 GEMMs scale both operands in 1x128 tiles (priced apart).
+    return g.dtype == sim::DType::kFp8 && g.scaling == sim::Fp8Scaling::kTiles ? s + " (1x128 both)" : s;
   }
   if (o.kind == models::LayerOpKind::kComm) return models::comm_op_name(o.comm);
   return o.kind == models::LayerOpKind::kAttention ? "flash-attention" : "elementwise";
@@ -135,6 +137,8 @@ std::string show_json(const models::ModelSpec& m, const ModelShowOptions& o) {
       if (op.kind == models::LayerOpKind::kGemm)
         e["gemm"] = {{"m", op.gemm.m}, {"n", op.gemm.n}, {"k", op.gemm.k}, {"groups", op.gemm.groups},
                      {"dtype", sim::dtype_name(op.gemm.dtype)}};
+      if (op.kind == models::LayerOpKind::kGemm && op.gemm.dtype == sim::DType::kFp8)
+        e["gemm"]["fp8_scaling"] = sim::fp8_scaling_name(op.gemm.scaling);
       if (op.kind == models::LayerOpKind::kComm) {
         e["comm"] = models::comm_op_name(op.comm);
         e["comm_bytes"] = op.comm_bytes;

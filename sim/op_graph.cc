@@ -16,6 +16,10 @@ int dtype_bytes(DType t) {
   return 0;
 }
 
+const char* fp8_scaling_name(Fp8Scaling s) {
+  return s == Fp8Scaling::kTiles ? "1x128x1x128" : "1x128x128x128";
+}
+
 const char* dtype_name(DType t) {
   switch (t) {
     case DType::kFp8: return "fp8";

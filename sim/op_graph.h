@@ -24,6 +24,7 @@ const char* dtype_name(DType t);
 // of both (the weight gradient multiplies two activations). cuBLASLt runs kTiles about 1.3 times
 // slower (calibrate/data/h100/fp8_tile_scaling.json). Ignored for other types.
 enum class Fp8Scaling : uint8_t { kWeightBlocks, kTiles };
+const char* fp8_scaling_name(Fp8Scaling s);  // "1x128x128x128" or "1x128x1x128"
 
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;

@@ -5,7 +5,7 @@ GPU and on green contexts of fewer SMs; the data `calibrate fit` takes the profi
 `gemm_fp8_tiles` section from.
 
 Why it exists: kernels/torch/deepseek_layers.py found the weight gradients' kernels (nvjet ...
-Avec128_Bvec128) about 1.2 times slower per FLOP than the others (Ablk128_Bvec128), and the
+Avec128_Bvec128) about 1.3 times slower per FLOP than the others (Ablk128_Bvec128), and the
 profile's FP8 rates are fitted to the latter only (kernels/fp8_gemm).
 
 Shapes (m x n x k, y = A B^T with B n x k): DeepSeek-V3's per-GPU GEMMs at EP64, 4096 tokens; the

@@ -55,7 +55,9 @@ TEST_CASE("FP8 tile scaling: the fit recovers the MMA slowdown synthetic pairs w
   cases.push_back(gemm_case("lone", shapes[1], sim::Fp8Scaling::kTiles, 64, 300));
   const calibrate::TileScalingFit f = calibrate::fit_tile_scaling(cases, fp8);
   CHECK(f.pairs == 9);
-  CHECK(f.left_out == 1);
+  CHECK(f.tiles_faster == 1);
+  CHECK(f.beyond_max == 0);
+  CHECK(f.unpaired == 1);
   CHECK(f.mma_slowdown == Approx(kTruth).epsilon(1e-6));
   CHECK(f.worst_error < 1e-6);
   // The model's time ratio rises with the slowdown but stays below it: launch and tile overhead
@@ -68,6 +70,9 @@ TEST_CASE("FP8 tile scaling: the fit recovers the MMA slowdown synthetic pairs w
 
   std::vector<calibrate::GemmCase> none = {cases.end()[-3], cases.end()[-2]};
   CHECK_THROWS_AS(calibrate::fit_tile_scaling(none, fp8), hw::UserError);
+  std::vector<calibrate::GemmCase> twice = cases;
+  twice.push_back(cases.front());
+  CHECK_THROWS_WITH(calibrate::fit_tile_scaling(twice, fp8), Catch::Contains("measured twice"));
 }
 
 TEST_CASE("FP8 tile scaling: the bundled profiles hold the fit of the H100's measured pairs", "[calibrate][gemm][data]") {
@@ -85,8 +90,10 @@ TEST_CASE("FP8 tile scaling: the bundled profiles hold the fit of the H100's mea
   test::write_file(dir.path() + "/bad.json", text);
   calibrate::MeasurementSet bad;
   CHECK_THROWS_WITH(calibrate::read_measurements(dir.path() + "/bad.json", bad), Catch::Contains("tile_1x128_1x128"));
-  CHECK(f.pairs + f.left_out == 68);
-  CHECK(f.left_out <= 4);  // kv_down's n = 640 on 132 SMs, kv_up's k = 512 on 32-64 SMs
+  CHECK(f.pairs + f.tiles_faster + f.beyond_max == 68);
+  CHECK(f.unpaired == 0);
+  CHECK(f.tiles_faster == 3);  // kv_down's n = 640 on 132 SMs, kv_up's k = 512 on 32 and 64 SMs
+  CHECK(f.beyond_max == 0);
   CHECK(f.mma_slowdown == Approx(h200.gemm_fp8_tiles.mma_slowdown).epsilon(1e-6));  // the YAML's digits
   CHECK(f.mma_slowdown > 1.25);  // the kernels' time 1.28-1.36 times longer, by SM count
   CHECK(f.median_error < 0.03);
@@ -145,14 +152,18 @@ TEST_CASE("FP8 tile scaling: the profile section reads back, and a bad value is 
   const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(yaml, "round-trip.yaml"));
   CHECK(back.gemm_fp8_tiles.mma_slowdown == h200.gemm_fp8_tiles.mma_slowdown);
   CHECK(back.gemm_fp8_tiles_params.at("mma_slowdown").source == h200.gemm_fp8_tiles_params.at("mma_slowdown").source);
-  std::string bad = yaml;
-  const size_t at = bad.find("mma_slowdown: {value: ");
+  const size_t at = yaml.find("mma_slowdown: {value: ");
   REQUIRE(at != std::string::npos);
-  bad.insert(at + std::string("mma_slowdown: {value: ").size(), "-");
-  try {
-    hw::parse_profile(hw::parse_yaml(bad, "bad.yaml"));
-    FAIL("accepted");
-  } catch (const hw::UserError& e) {
-    CHECK(e.line() > 1);
+  for (const char* value : {"-", "0.5"}) {
+    INFO(value);
+    std::string bad = yaml;
+    const size_t from = at + std::string("mma_slowdown: {value: ").size();
+    bad.replace(from, bad.find(',', from) - from, std::string(value) == "-" ? "-1.3" : value);
+    try {
+      hw::parse_profile(hw::parse_yaml(bad, "bad.yaml"));
+      FAIL("accepted");
+    } catch (const hw::UserError& e) {
+      CHECK(e.line() > 1);
+    }
   }
 }
