@@ -102,7 +102,8 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
     r.fabric = "one switch, " + short_number(cl.fabric.link_bw_GBps) + " GB/s per GPU and direction";
   } else {
     r.fabric = (cl.preset.empty() ? "" : cl.preset + ": ") + cl.fabric.kind + ", " + std::to_string(cl.nodes) + " x " +
-               cl.node.name + ", 1:" + std::to_string(cl.fabric.oversubscription) + ", PXN " + cl.fabric.pxn;
+               cl.node.name + ", 1:" + std::to_string(cl.fabric.oversubscription) + ", PXN " + cl.fabric.pxn +
+               "; InfiniBand " + short_number(cl.figures.nic_bw_GBps) + " GB/s per NIC and direction";
   }
   if (sc.cost.profile && !cl.nvlink_bw_overridden)
     r.fabric += cl.fabric.kind == "switch"

@@ -62,6 +62,9 @@ TEST_CASE("an overridden NIC figure changes what the engine predicts", "[cluster
   const auto slow = cs::models::run_scenario(load_scenario_text(scenario(base + "  overrides: {nic_bw_GBps: 25}\n"), "c.yaml"));
   // 16 GPUs on 2 nodes: the IB half of the all-to-all binds, so halving the NIC doubles it.
   CHECK(slow.makespan.to_seconds() == Approx(2 * fast.makespan.to_seconds()).epsilon(0.02));
+  // The run says which figure it used.
+  CHECK_THAT(fast.fabric, Catch::Contains("InfiniBand 50 GB/s per NIC and direction"));
+  CHECK_THAT(slow.fabric, Catch::Contains("InfiniBand 25 GB/s per NIC and direction"));
 }
 
 TEST_CASE("cluster mistakes are reported at their keys", "[cluster]") {
