@@ -48,16 +48,19 @@ TEST_CASE("FP8 tile scaling: the fit recovers the MMA slowdown synthetic pairs w
       cases.push_back(gemm_case("s", g, sim::Fp8Scaling::kWeightBlocks, sms, blocks));
       cases.push_back(gemm_case("s", g, sim::Fp8Scaling::kTiles, sms, tiles));
     }
-  // A pair whose tiles ran faster (cuBLASLt's slow pick for the blocks) is left out, and an unpaired
-  // case is ignored.
+  // A pair whose tiles ran faster (cuBLASLt's slow pick for the blocks) is left out, as is one no
+  // slowdown up to kMaxTileSlowdown explains; unpaired cases of either scaling are counted apart.
   cases.push_back(gemm_case("odd", shapes[0], sim::Fp8Scaling::kWeightBlocks, 64, 500));
   cases.push_back(gemm_case("odd", shapes[0], sim::Fp8Scaling::kTiles, 64, 300));
+  cases.push_back(gemm_case("slow", shapes[0], sim::Fp8Scaling::kWeightBlocks, 64, 500));
+  cases.push_back(gemm_case("slow", shapes[0], sim::Fp8Scaling::kTiles, 64, 5000));
   cases.push_back(gemm_case("lone", shapes[1], sim::Fp8Scaling::kTiles, 64, 300));
+  cases.push_back(gemm_case("lone", shapes[2], sim::Fp8Scaling::kWeightBlocks, 64, 300));
   const calibrate::TileScalingFit f = calibrate::fit_tile_scaling(cases, fp8);
   CHECK(f.pairs == 9);
   CHECK(f.tiles_faster == 1);
-  CHECK(f.beyond_max == 0);
-  CHECK(f.unpaired == 1);
+  CHECK(f.beyond_max == 1);
+  CHECK(f.unpaired == 2);
   CHECK(f.mma_slowdown == Approx(kTruth).epsilon(1e-6));
   CHECK(f.worst_error < 1e-6);
   // The model's time ratio rises with the slowdown but stays below it: launch and tile overhead
@@ -68,7 +71,7 @@ TEST_CASE("FP8 tile scaling: the fit recovers the MMA slowdown synthetic pairs w
   CHECK(std::isnan(calibrate::pair_tile_slowdown(fp8, shapes[0], 132, 0.9)));
   CHECK(std::isnan(calibrate::pair_tile_slowdown(fp8, shapes[0], 132, calibrate::kMaxTileSlowdown * 2)));
 
-  std::vector<calibrate::GemmCase> none = {cases.end()[-3], cases.end()[-2]};
+  std::vector<calibrate::GemmCase> none = {cases.end()[-6], cases.end()[-5]};
   CHECK_THROWS_AS(calibrate::fit_tile_scaling(none, fp8), hw::UserError);
   std::vector<calibrate::GemmCase> twice = cases;
   twice.push_back(cases.front());
@@ -90,6 +93,14 @@ TEST_CASE("FP8 tile scaling: the bundled profiles hold the fit of the H100's mea
   test::write_file(dir.path() + "/bad.json", text);
   calibrate::MeasurementSet bad;
   CHECK_THROWS_WITH(calibrate::read_measurements(dir.path() + "/bad.json", bad), Catch::Contains("tile_1x128_1x128"));
+  std::string bf16 = test::read_file(test::source_dir() + "/calibrate/data/h100/fp8_tile_scaling.json");
+  const std::string fp8_dtype = "\"dtype\": \"fp8\"";
+  const size_t dt = bf16.find(fp8_dtype);
+  REQUIRE(dt != std::string::npos);
+  bf16.replace(dt, fp8_dtype.size(), "\"dtype\": \"bf16\"");
+  test::write_file(dir.path() + "/bf16.json", bf16);
+  calibrate::MeasurementSet wrong;
+  CHECK_THROWS_WITH(calibrate::read_measurements(dir.path() + "/bf16.json", wrong), Catch::Contains("dtype must be \"fp8\""));
   CHECK(f.pairs + f.tiles_faster + f.beyond_max == 68);
   CHECK(f.unpaired == 0);
   CHECK(f.tiles_faster == 3);  // kv_down's n = 640 on 132 SMs, kv_up's k = 512 on 32 and 64 SMs
@@ -101,6 +112,10 @@ TEST_CASE("FP8 tile scaling: the bundled profiles hold the fit of the H100's mea
   // never fitted (PyTorch's shapes), the tiles' at the slowdown. The worst are cuBLASLt's odd picks.
   const calibrate::Validation v = calibrate::validate_profile(*hw::find_profile("h100"), *hw::find_gpu("h100"), set, 4);
   CHECK(v.gemm_scalings.cases == 136);
+  for (const calibrate::CaseCheck& c : v.cases) {
+    INFO(c.label);
+    CHECK_FALSE(c.held_out);  // the blocks' never fitted, the tiles' only as ratios
+  }
   CHECK(v.gemm_tiles.cases == 68);
   CHECK(v.gemm_scalings.median_error < 0.08);  // 4.9%
   CHECK(v.gemm_tiles.median_error < 0.08);     // 4.4%
@@ -154,6 +169,10 @@ TEST_CASE("FP8 tile scaling: the profile section reads back, and a bad value is 
   CHECK(back.gemm_fp8_tiles_params.at("mma_slowdown").source == h200.gemm_fp8_tiles_params.at("mma_slowdown").source);
   const size_t at = yaml.find("mma_slowdown: {value: ");
   REQUIRE(at != std::string::npos);
+  std::string one = yaml;
+  const size_t from1 = at + std::string("mma_slowdown: {value: ").size();
+  one.replace(from1, one.find(',', from1) - from1, "1");
+  CHECK(hw::parse_profile(hw::parse_yaml(one, "one.yaml")).gemm_fp8_tiles.mma_slowdown == 1);  // no extra cost
   for (const char* value : {"-", "0.5"}) {
     INFO(value);
     std::string bad = yaml;
