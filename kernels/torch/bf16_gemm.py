@@ -22,7 +22,6 @@ Usage: python3 bf16_gemm.py OUT.json [--sustained-s 20]
 import argparse
 import ctypes
 import json
-import os
 import statistics
 import sys
 import threading
@@ -32,6 +31,7 @@ import torch
 import torch.nn.functional as F
 
 from common import provenance
+from nvml_sampler import write_json_atomic
 
 MS = (2048, 4096, 8192)
 NS = (2048, 4096, 7168, 14336)
@@ -199,10 +199,7 @@ def main():
                      "clock_sampling": "NVML SM clock every 2 ms (ctypes)" if clocks.ok else None,
                      "sustained": sus},
            "cases": cases}
-    tmp = out_path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(tmp, out_path)
+    write_json_atomic(out_path, out, indent=1)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from common import provenance
 from dense_step import trim
+from pipeline_model import rope, swiglu  # the fused RoPE (on (..., 64) here) and SwiGLU
 from nvml_sampler import Sampler, cuda_uuid, write_json_atomic
 
 LAYERS, HIDDEN, HEADS, VOCAB, SEQ, MICRO = 2, 7168, 128, 4096, 4096, 4
@@ -230,18 +231,6 @@ def make_linear(n, k, gen):
             "wq": wq, "ws": ws, "wtq": wtq, "wts": wts}
 
 
-@torch.compile(dynamic=False)
-def rope(x, cos, sin):  # x (..., s, heads, 64): rotate halves
-    x1, x2 = x.chunk(2, dim=-1)
-    return x * cos + torch.cat([-x2, x1], -1) * sin
-
-
-@torch.compile(dynamic=False)
-def swiglu(h):
-    gate, up = h.chunk(2, -1)
-    return F.silu(gate) * up
-
-
 class Model:
     def __init__(self):
         gen = torch.Generator(device="cuda").manual_seed(0)
@@ -401,8 +390,7 @@ def main():
         "kernels": len(kernels),
         "provenance": provenance("kernels/torch/deepseek_layers.py"),
     }
-    with open(trace_path, "w") as f:
-        json.dump(small, f)
+    write_json_atomic(trace_path, small)
     print(f"deepseek layers: {len(kernels)} kernels, step median {statistics.median(times):.3f} ms over "
           f"{len(times)} steps, clock {small['clustersim']['sm_clock_MHz_while_stepping']}, "
           f"power {small['clustersim']['power_W_while_stepping']}, losses {warm}", flush=True)

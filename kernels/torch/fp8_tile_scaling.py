@@ -18,7 +18,6 @@ the dequantized operands (relative L2 error under 1e-2; else exit 3, nothing wri
 
 Usage: python3 fp8_tile_scaling.py OUT.json
 """
-import json
 import os
 import statistics
 import sys
@@ -30,6 +29,7 @@ os.environ["CS_WEIGHT_SCALING"] = "block128"  # deepseek_layers.probe() then als
 import deepseek_layers as dl  # noqa: E402
 from bf16_gemm import ClockSampler, green_context  # noqa: E402
 from common import provenance  # noqa: E402
+from nvml_sampler import write_json_atomic  # noqa: E402
 
 SHAPES = [  # (name, m, n, k)
     ("wgrad.q_down", 7168, 1536, 4096), ("wgrad.q_up", 1536, 24576, 4096), ("wgrad.kv_down", 7168, 640, 4096),
@@ -121,10 +121,7 @@ def main():
                                        "b_blocks": dl.MODE["block_layout"]}, "probe": tried,
                      "clock_sampling": "NVML SM clock every 2 ms (ctypes)" if clocks.ok else None},
            "cases": cases}
-    tmp = out_path + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(out, f, indent=1)
-    os.replace(tmp, out_path)
+    write_json_atomic(out_path, out, indent=1)
 
 
 if __name__ == "__main__":

@@ -95,11 +95,12 @@ class Sampler:
         self.nvml.nvmlShutdown()
 
 
-def write_json_atomic(path, obj):
-    """Writes obj as compact JSON to path through a temporary file: a killed run leaves no half file."""
+def write_json_atomic(path, obj, indent=None):
+    """Writes obj as JSON to path through a temporary file: a killed run leaves no half file.
+    Compact unless an indent is given."""
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
-        json.dump(obj, f, separators=(",", ":"))
+        json.dump(obj, f, indent=indent, separators=None if indent else (",", ":"))
     os.replace(tmp, path)
 
 
