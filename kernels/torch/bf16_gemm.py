@@ -93,26 +93,28 @@ def green_context(sms):
     return ctx if hasattr(ctx, "set_context") and hasattr(ctx, "pop_context") else None
 
 
-def time_case(x, w, flush, clocks):
+def time_case(fn, flush, clocks, runs=RUNS, warmup=WARMUP):
+    """fn's CUDA-event time over `runs` calls after `warmup`, each after an L2-flushing write, with the
+    median NVML clock over the timed calls."""
     ts = []
     t0 = None
-    for i in range(WARMUP + RUNS):
-        if i == WARMUP:
+    for i in range(warmup + runs):
+        if i == warmup:
             t0 = time.perf_counter()
         flush.add_(1.0)
         a = torch.cuda.Event(enable_timing=True)
         b = torch.cuda.Event(enable_timing=True)
         a.record()
-        F.linear(x, w)
+        fn()
         b.record()
         b.synchronize()
-        if i >= WARMUP:
+        if i >= warmup:
             ts.append(a.elapsed_time(b) * 1e3)
     t1 = time.perf_counter()
     ts.sort()
     q = statistics.quantiles(ts, n=10)
     out = {"median_us": statistics.median(ts), "p10_us": q[0], "p90_us": q[-1], "min_us": ts[0], "max_us": ts[-1],
-           "runs": RUNS}
+           "runs": runs}
     if clocks.ok:
         out["clocks"] = clocks.median(t0, t1)
     return out
@@ -174,7 +176,7 @@ def main():
                     if ctx is not None:
                         ctx.set_context()
                     try:
-                        t = time_case(x, w, flush, clocks)
+                        t = time_case(lambda: F.linear(x, w), flush, clocks)
                     finally:
                         if ctx is not None:
                             ctx.pop_context()

@@ -19,15 +19,13 @@ the dequantized operands (relative L2 error under 1e-2; else exit 3, nothing wri
 Usage: python3 fp8_tile_scaling.py OUT.json
 """
 import os
-import statistics
 import sys
-import time
 
 import torch
 
 os.environ["CS_WEIGHT_SCALING"] = "block128"  # deepseek_layers.probe() then also finds 128x128 weights
 import deepseek_layers as dl  # noqa: E402
-from bf16_gemm import ClockSampler, green_context  # noqa: E402
+from bf16_gemm import ClockSampler, green_context, time_case  # noqa: E402
 from common import provenance  # noqa: E402
 from nvml_sampler import write_json_atomic  # noqa: E402
 
@@ -43,27 +41,6 @@ SHAPES = [  # (name, m, n, k)
 SM_LIMITS = (112, 64, 32)  # besides the whole GPU, where green contexts exist
 RUNS, WARMUP, FLUSH_MIB = 20, 3, 256
 SCALINGS = {"block_1x128_128x128": dl._quant_blocks, "tile_1x128_1x128": dl._quant_groups}
-
-
-def time_case(fn, flush, clocks):
-    ts, t0 = [], None
-    for i in range(WARMUP + RUNS):
-        if i == WARMUP:
-            t0 = time.perf_counter()
-        flush.add_(1.0)
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        if i >= WARMUP:
-            ts.append(a.elapsed_time(b) * 1e3)
-    t1 = time.perf_counter()
-    ts.sort()
-    out = {"median_us": statistics.median(ts), "min_us": ts[0], "max_us": ts[-1], "runs": RUNS}
-    if clocks.ok:
-        out["clocks"] = clocks.median(t0, t1)
-    return out
 
 
 def main():
@@ -100,7 +77,7 @@ def main():
                 if ctx is not None:
                     ctx.set_context()
                 try:
-                    t = time_case(lambda: dl.mm(aq, sa, bq, sb), flush, clocks)
+                    t = time_case(lambda: dl.mm(aq, sa, bq, sb), flush, clocks, runs=RUNS, warmup=WARMUP)
                 finally:
                     if ctx is not None:
                         ctx.pop_context()
