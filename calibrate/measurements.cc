@@ -306,6 +306,44 @@ void read_fp8_scaling_gemms(const json& d, int source, const std::string& file, 
                       " of them with 1x128 scales on both operands");
 }
 
+// kernels/torch/kernel_clock.py: kernels timed after GEMMs and after copies, with their SM clocks.
+void read_kernel_clock(const json& d, int source, const std::string& file, MeasurementSet& set) {
+  const json& cases = nonempty_cases(d, file);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const std::string where = "cases[" + std::to_string(i) + "]";
+    KernelClockCase k;
+    k.name = field(cases[i], "name", file, where).get<std::string>();
+    const std::string cls = field(cases[i], "class", file, where).get<std::string>();
+    if (cls.rfind("memory:", 0) == 0) {
+      k.kind = "memory";
+      const std::string form = cls.substr(7);
+      int f = 0;
+      while (f < sim::kMemoryForms && form != sim::memory_form_name(static_cast<sim::MemoryForm>(f))) ++f;
+      if (f == sim::kMemoryForms) throw hw::UserError(file, 0, 0, where + ".class names no memory-bound form: '" + form + "'");
+      k.form = static_cast<sim::MemoryForm>(f);
+    } else if (cls == "attention_fwd" || cls == "attention_bwd" || cls == "gemm_bf16") {
+      k.kind = cls;
+    } else {
+      throw hw::UserError(file, 0, 0, where + ".class must be attention_fwd, attention_bwd, gemm_bf16 or memory:<form>");
+    }
+    const auto times = [&](const char* cond, double& ms, double& MHz) {
+      const json& c = field(cases[i], cond, file, where);
+      ms = num(c, "median_ms", file, where + "." + cond);
+      MHz = num(c, "clock_MHz_median", file, where + "." + cond);
+      if (!(ms > 0) || !(MHz > 0)) throw hw::UserError(file, 0, 0, where + "." + cond + ": times and clocks must be positive");
+    };
+    k.flops = num(cases[i], "flops", file, where);
+    times("after_gemms", k.low_ms, k.low_MHz);
+    times("after_copies", k.high_ms, k.high_MHz);
+    if (!(k.high_MHz > k.low_MHz))
+      throw hw::UserError(file, 0, 0, where + ": the clock after the copies must be above the one after the GEMMs");
+    k.index = static_cast<int>(i);
+    k.source = source;
+    set.kernel_clock.push_back(k);
+  }
+  set.notes.push_back(file + ": " + std::to_string(cases.size()) + " kernels timed at two SM clocks");
+}
+
 // kernels/torch/bf16_gemm.py: BF16 GEMMs through F.linear on the whole GPU or a green context.
 void read_bf16_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& cases = nonempty_cases(d, file);
@@ -408,6 +446,7 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     else if (p.program == "ncu_dram_bytes") read_gemm_traffic(d, source, path, set);
     else if (p.program == "kernels/torch/bf16_gemm.py") read_bf16_gemms(d, source, path, set);
     else if (p.program == "kernels/torch/fp8_tile_scaling.py") read_fp8_scaling_gemms(d, source, path, set);
+    else if (p.program == "kernels/torch/kernel_clock.py") read_kernel_clock(d, source, path, set);
     else if (p.program == "ncu_overlap_ranges") read_overlap_traffic(d, source, path, set);
     else if (p.program == "kernels/torch/pipeline_step.py") {
       std::vector<PipelineCase> steps = read_pipeline_cases(d, path, source);

@@ -128,6 +128,20 @@ struct OverlapTrafficCase {
   int source = 0;
 };
 
+// One kernel timed right after BF16 GEMMs (the clock held low by the power limit) and right after
+// HBM copies (the clock near its maximum), kernels/torch/kernel_clock.py: median times and the
+// median SM clock the kernel's own probes read.
+struct KernelClockCase {
+  std::string name;
+  std::string kind;  // attention_fwd | attention_bwd | gemm_bf16 | memory (form says which)
+  sim::MemoryForm form = sim::MemoryForm::kAny;  // memory only
+  double flops = 0;                  // attention: its FLOPs (the causal half; backward 2.5x forward)
+  double low_ms = 0, low_MHz = 0;    // after the GEMMs
+  double high_ms = 0, high_MHz = 0;  // after the copies
+  int index = 0;
+  int source = 0;
+};
+
 struct MeasurementSet {
   std::vector<Provenance> sources;
   std::vector<GemmCase> gemms;       // FP8, DeepSeek's block scaling (cs_fp8_gemm)
@@ -145,6 +159,7 @@ struct MeasurementSet {
   std::vector<OverlapTrafficCase> overlap_traffic;
   std::vector<PipelineCase> pipelines;  // kernels/torch/pipeline_step.py (calibrate/pipeline_cases.h)
   std::vector<PowerResponse> power;     // kernels/torch/power_response.py (calibrate/power_fit.h)
+  std::vector<KernelClockCase> kernel_clock;  // kernels/torch/kernel_clock.py (calibrate/kernel_clock_fit.h)
   std::vector<std::string> notes;  // what was read and what was left out, and why
 };
 

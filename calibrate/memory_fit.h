@@ -46,7 +46,8 @@ GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const
 // nullptr when neither.
 const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu);
 // Whether `p` measured the chip rather than the board: DRAM bytes under Nsight Compute (the L2
-// decides them), BF16 GEMM rates and the FP8 scalings' relative cost (the SMs decide them). Such
+// decides them), BF16 GEMM rates, the FP8 scalings' relative cost and the share of a kernel's time
+// that follows the SM clock (the SMs decide them). Such
 // data may come from another GPU of the same chip (traffic_gpu); every other measurement belongs
 // to its own GPU's profile.
 bool chip_level_measurement(const Provenance& p);

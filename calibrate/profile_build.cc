@@ -332,6 +332,45 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
           "second of each GEMM phase, the 10/50/200 ms duty cycles included, clock simulated as the executor does: rms " +
               fmt::format("{:.1f}%", 100 * f.rms_onset_error));
   }
+  if (!set.kernel_clock.empty()) {
+    if (!p.power.present())
+      throw hw::UserError(set.sources[set.kernel_clock.front().source].file, 0, 0,
+                          "the kernel clock section needs the power section (a power response JSON)");
+    // Shares of a kernel's own time at two clocks of the same run: the chip's, not the profile's.
+    b.kernel_clock = fit_kernel_clock(set.kernel_clock, p.kernels);
+    const KernelClockFit& f = *b.kernel_clock;
+    p.kernel_clock = f.model;
+    const std::string src = sources_of(set, "kernels/torch/kernel_clock.py");
+    const std::string back = fmt::format("; every case's time ratio back from its kind's share: median error {:.1f}%, worst {:.1f}%",
+                                         100 * f.median_error, 100 * f.worst_error);
+    p.kernel_clock_params["memory_fit_MHz"] = {
+        p.kernel_clock.memory_fit_MHz, "measured",
+        "the median SM clock (the kernels' own clock64 probes) of the kernels timed right after HBM copies, under light load "
+        "as the memory-bound benches ran: " + src};
+    std::string refs;
+    for (auto* v : {&f.attention_fwd, &f.attention_bwd})
+      for (const KernelClockShare& c : *v)
+        if (c.reference_MHz > 0) refs += fmt::format("{}{} {:.0f}", refs.empty() ? "" : ", ", c.name, c.reference_MHz);
+    p.kernel_clock_params["attention_fit_MHz"] = {
+        p.kernel_clock.attention_fit_MHz, "measured",
+        p.kernels.present() ? "the median over the attention cases timed right after copies of the clock at which the kernels section's "
+                              "attention model gives their time at their share (" + refs + " MHz): " + src
+                            : "no attention model to compare: memory_fit_MHz: " + src};
+    const auto share = [&](const std::string& name, double v, const std::vector<KernelClockShare>& cases, double ref_MHz) {
+      std::string of;
+      for (const KernelClockShare& c : cases) of += fmt::format("{}{} x{:.3f}", of.empty() ? "" : ", ", c.name, c.ratio);
+      p.kernel_clock_params[name] = {
+          v, "measured",
+          fmt::format("timed right after BF16 GEMMs (t_low at f_low) and right after copies (t_high at f_high): {}; the median over "
+                      "them of (t_low / t_high - 1) / (f_high / f_low - 1), as a share of the time at {:.0f} MHz (t = A + B / f){}: {}",
+                      of, ref_MHz, back, src)};
+    };
+    share("attention_fwd", p.kernel_clock.attention_fwd, f.attention_fwd, p.kernel_clock.attention_fit_MHz);
+    share("attention_bwd", p.kernel_clock.attention_bwd, f.attention_bwd, p.kernel_clock.attention_fit_MHz);
+    for (int i = 0; i < sim::kMemoryForms; ++i)
+      if (!f.forms[i].empty())
+        share(sim::memory_form_name(static_cast<sim::MemoryForm>(i)), p.kernel_clock.form[i], f.forms[i], p.kernel_clock.memory_fit_MHz);
+  }
   for (const Provenance& s : set.sources) name_source(s, p);
   p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "
            "parameters by Levenberg-Marquardt on log time (hw/gemm_model.h, calibrate/comm_fit.h).";
@@ -382,7 +421,7 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
   hbm_param.value *= hbm;
   hbm_param.source = "the " + from_gpu.name + " fit x HBM " + fmt_double(to_gpu.hbm_bw_GBps) + " / " +
                      fmt_double(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
-  for (auto* params : {&p.gemm_bf16_params, &p.gemm_fp8_tiles_params})  // SM-side figures of the same chip
+  for (auto* params : {&p.gemm_bf16_params, &p.gemm_fp8_tiles_params, &p.kernel_clock_params})  // SM-side figures of the same chip
     for (auto& [name, param] : *params) {
       param.origin = "carried";
       param.source = same + "; there: " + param.source;
@@ -487,6 +526,8 @@ std::string profile_yaml(const hw::GpuProfile& p) {
   if (p.clocks.present()) section("clocks", p.clock_params, &hw::ClockModel::param_name, hw::ClockModel::kParams);
   if (p.memory.present()) section("memory", p.memory_params, &hw::MemoryModel::param_name, hw::MemoryModel::kParams);
   if (p.power.present()) section("power", p.power_params, &hw::PowerModel::param_name, hw::PowerModel::kParams);
+  if (p.kernel_clock.present())
+    section("kernel_clock", p.kernel_clock_params, &hw::KernelClockModel::param_name, hw::KernelClockModel::kParams);
   return o.str();
 }
 

@@ -9,6 +9,7 @@
 
 #include "calibrate/comm_fit.h"
 #include "calibrate/gemm_fit.h"
+#include "calibrate/kernel_clock_fit.h"
 #include "calibrate/kernel_fit.h"
 #include "calibrate/measurements.h"
 #include "calibrate/tile_scaling_fit.h"
@@ -31,6 +32,7 @@ struct ProfileBuild {
   std::optional<GemmBf16Fit> gemm_bf16;  // when BF16 GEMM measurements were given
   std::optional<TileScalingFit> fp8_tiles;  // when FP8 GEMMs under both scalings were given
   std::optional<PowerFit> power;         // when a power response was given
+  std::optional<KernelClockFit> kernel_clock;  // when kernels timed at two clocks were given
   int gemm_held_out = 0, comm_held_out = 0, gemm_bf16_held_out = 0;
 };
 

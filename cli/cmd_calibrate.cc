@@ -113,6 +113,18 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
                 "worst %.1f%%\n",
                 b.fp8_tiles->mma_slowdown, b.fp8_tiles->pairs, b.fp8_tiles->tiles_faster, b.fp8_tiles->beyond_max,
                 b.fp8_tiles->unpaired, b.fp8_tiles->median_error * 100, b.fp8_tiles->worst_error * 100);
+  if (b.kernel_clock) {
+    const calibrate::KernelClockFit& k = *b.kernel_clock;
+    std::printf("kernels' time following the SM clock (share): attention forward %.2f, backward %.2f (at %.0f MHz in the profile)",
+                k.model.attention_fwd, k.model.attention_bwd, k.model.attention_fit_MHz);
+    for (int i = 0; i < sim::kMemoryForms; ++i)
+      if (k.model.form[i] >= 0) std::printf(", %s %.2f", sim::memory_form_name(static_cast<sim::MemoryForm>(i)), k.model.form[i]);
+    std::printf(" (at %.0f MHz); each case's time ratio back: median error %.1f%%, worst %.1f%%\n", k.model.memory_fit_MHz,
+                k.median_error * 100, k.worst_error * 100);
+    for (const calibrate::KernelClockShare& g : k.gemm)
+      std::printf("  check: %s timed alike follows the clock at %.2f (power.clock_stretch %.2f)\n", g.name.c_str(), g.share,
+                  b.profile.power.clock_stretch);
+  }
   if (b.kernels) {
     for (const auto& [name, p] : b.profile.kernel_params) std::printf("  %-16s %12.5g\n", name.c_str(), p.value);
     print_stats("attention forward", b.kernels->attn_fwd);

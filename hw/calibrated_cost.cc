@@ -44,9 +44,10 @@ CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, double ru
 std::string CalibratedCost::describe() const {
   std::string clocks;
   if (power_capped_) {
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "; SM clock under the %.0f W power limit, set from each GPU's draw over %.0f ms (GEMMs; copies at %.0f MHz)",
-                  profile_.power.limit_W, profile_.power.window_ms, running_MHz_);
+    char buf[240];
+    std::snprintf(buf, sizeof buf, "; SM clock under the %.0f W power limit, set from each GPU's draw over %.0f ms (GEMMs%s; copies at %.0f MHz)",
+                  profile_.power.limit_W, profile_.power.window_ms,
+                  profile_.kernel_clock.present() ? ", attention and memory-bound kernels by their measured shares" : "", running_MHz_);
     clocks = buf;
   } else if (gemm_slowdown_ != 1 || comm_slowdown_ != 1) {
     char buf[160];
@@ -165,6 +166,13 @@ double CalibratedCost::power_clock_MHz(int, const sim::PowerLoad& average) const
 
 double CalibratedCost::gemm_stretch(int, double MHz) const {
   return power_capped_ ? hw::clock_stretch(profile_.power, MHz, profile_.clocks.gemm_fit_MHz) : 1.0;
+}
+
+double CalibratedCost::compute_stretch(int, double MHz, const sim::GenericCompute& c) const {
+  const KernelClockModel& k = profile_.kernel_clock;
+  if (!power_capped_ || !k.present() || !(MHz > 0)) return 1.0;
+  const double s = k.share(c);
+  return (1 - s) + s * k.reference_MHz(c) / MHz;
 }
 
 sim::ComputeCost CalibratedCost::compute_cost(int gpu, const sim::GenericCompute& c) const {

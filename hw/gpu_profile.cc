@@ -36,6 +36,33 @@ const char* KernelModel::param_name(int i) {
   return kNames[i].c_str();
 }
 
+const char* KernelClockModel::param_name(int i) {
+  static const std::array<std::string, kParams> kNames = [] {
+    std::array<std::string, kParams> n{"memory_fit_MHz", "attention_fit_MHz", "attention_fwd", "attention_bwd"};
+    for (int f = 0; f < sim::kMemoryForms; ++f) n[form_param(static_cast<sim::MemoryForm>(f))] = sim::memory_form_name(static_cast<sim::MemoryForm>(f));
+    return n;
+  }();
+  return kNames[i].c_str();
+}
+
+double KernelClockModel::share(const sim::GenericCompute& c) const {
+  switch (c.kind) {
+    case sim::ComputeKind::kAttentionForward: return attention_fwd;
+    case sim::ComputeKind::kAttentionBackward: return attention_bwd;
+    case sim::ComputeKind::kMemoryBound: {
+      const double s = form[static_cast<size_t>(c.form)];
+      return s >= 0 ? s : form[static_cast<size_t>(sim::MemoryForm::kAny)];
+    }
+    case sim::ComputeKind::kGeneric: break;
+  }
+  return 0;
+}
+
+double KernelClockModel::reference_MHz(const sim::GenericCompute& c) const {
+  const bool attention = c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward;
+  return attention ? attention_fit_MHz : memory_fit_MHz;
+}
+
 const char* ClockModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"gemm_fit_MHz", "comm_fit_MHz", "sustained_MHz"};
   return kNames[i];
@@ -50,10 +77,11 @@ const char* MemoryModel::param_name(int i) {
 
 namespace {
 
-ProfileParam parse_param(const YamlNode& n) {
+// A value above 0 (or, `positive` false, at least 0) and at most `max`.
+ProfileParam parse_param(const YamlNode& n, double max = 1e9, bool positive = true) {
   const YamlMap m(n, {"value", "origin", "source"});
   ProfileParam p;
-  p.value = m.required("value").as_double(0, 1e9, true);
+  p.value = m.required("value").as_double(0, max, positive);
   p.origin = m.required("origin").as_enum({"measured", "carried", "published", "datasheet", "unconstrained"});
   p.source = m.required("source").as_string();
   if (p.source.empty()) m.required("source").fail("'" + n.path() + ".source' must say where the value came from");
@@ -104,7 +132,7 @@ GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
 GpuProfile parse_profile(const YamlNode& root) {
   const YamlMap m(root,
                   {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_bf16", "gemm_fp8_tiles", "gemm_range", "comm", "comm_range",
-                   "kernels", "clocks", "memory", "power"});
+                   "kernels", "clocks", "memory", "power", "kernel_clock"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -197,6 +225,27 @@ GpuProfile parse_profile(const YamlNode& root) {
     if (v[3] < 1) k->fail("'power.clock_step_MHz' must be at least 1");
     if (v[9] < 1) k->fail("'power.window_ms' must be at least 1");
     if (v[8] > 1) k->fail("'power.clock_stretch' is a share of a GEMM's time: at most 1");
+  }
+  if (const auto k = m.optional("kernel_clock")) {
+    if (!p.power.present()) k->fail("'kernel_clock' needs the 'power' section: the clock it follows is the power limit's");
+    std::vector<std::string> keys;
+    for (int i = 0; i < KernelClockModel::kParams; ++i) keys.emplace_back(KernelClockModel::param_name(i));
+    const YamlMap km(*k, keys);
+    KernelClockModel& kc = p.kernel_clock;
+    kc.form.fill(-1);
+    for (int i = 0; i < KernelClockModel::kParams; ++i) {
+      const std::optional<YamlNode> n = i < KernelClockModel::kRequiredParams ? std::optional<YamlNode>(km.required(keys[i])) : km.optional(keys[i]);
+      if (!n) continue;
+      // A share is 0 to 1 (0: a kernel on HBM alone).
+      const bool clock = i == KernelClockModel::kMemoryFitMHz || i == KernelClockModel::kAttentionFitMHz;
+      const ProfileParam par = clock ? parse_param(*n) : parse_param(*n, 1, false);
+      p.kernel_clock_params[keys[i]] = par;
+      if (i == KernelClockModel::kMemoryFitMHz) kc.memory_fit_MHz = par.value;
+      else if (i == KernelClockModel::kAttentionFitMHz) kc.attention_fit_MHz = par.value;
+      else if (i == KernelClockModel::kAttentionFwd) kc.attention_fwd = par.value;
+      else if (i == KernelClockModel::kAttentionBwd) kc.attention_bwd = par.value;
+      else kc.form[static_cast<size_t>(i - KernelClockModel::kForms)] = par.value;
+    }
   }
   p.gemm_range = parse_ranges(m.required("gemm_range"), {"sms", "m", "n", "k"});
   p.comm_range = parse_ranges(m.required("comm_range"), {"ctas", "size_bytes"});

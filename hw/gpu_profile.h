@@ -119,6 +119,33 @@ struct MemoryModel {
   bool present() const { return hbm_GBps > 0; }
 };
 
+// How much of a non-GEMM kernel's time follows the SM clock under a power limit (optional section;
+// kernels/torch/kernel_clock.py): at clock f a kernel takes t x ((1 - s) + s x f_ref / f), t its
+// time by the kernels section, s the share of it that follows the clock, by kind (attention
+// forward, backward) and by memory-bound form (sim::memory_form_name; a form not measured takes
+// "any", a plain copy's), and f_ref the clock t stands for: memory_fit_MHz for the memory-bound
+// kernels (their benches ran under light load, near the maximum clock), attention_fit_MHz for
+// attention (its bench ran calls back to back, heavy enough for the power limit to act; the
+// clock at which the section's attention times match those measured at a known clock).
+// Attention runs on the tensor cores and follows the clock almost wholly; most memory-bound
+// kernels wait on HBM and barely do, but a SwiGLU backward computes enough per byte to follow it.
+// Absent: only GEMMs follow the clock (PowerModel::clock_stretch).
+struct KernelClockModel {
+  double memory_fit_MHz = 0, attention_fit_MHz = 0;
+  double attention_fwd = 0, attention_bwd = 0;
+  std::array<double, sim::kMemoryForms> form{};  // by sim::MemoryForm; -1: not measured (takes kAny's)
+  static constexpr int kMemoryFitMHz = 0, kAttentionFitMHz = 1, kAttentionFwd = 2, kAttentionBwd = 3, kForms = 4;
+  static constexpr int kParams = kForms + sim::kMemoryForms;
+  static constexpr int kRequiredParams = kForms + 1;  // both clocks, both attention shares and "any"
+  static const char* param_name(int i);  // memory_fit_MHz, attention_fit_MHz, attention_fwd, attention_bwd, any, norm_fwd, ...
+  static int form_param(sim::MemoryForm f) { return kForms + static_cast<int>(f); }
+  bool present() const { return memory_fit_MHz > 0; }
+  // The share of `c`'s time that follows the clock (0 for kinds it does not cover), and the clock
+  // its time in the kernels section stands for.
+  double share(const sim::GenericCompute& c) const;
+  double reference_MHz(const sim::GenericCompute& c) const;
+};
+
 // [lo, hi] of one measured quantity.
 struct ProfileRange {
   double lo = 0, hi = 0;
@@ -137,8 +164,9 @@ struct GpuProfile {
   ClockModel clocks;    // optional
   MemoryModel memory;   // optional
   PowerModel power;     // optional (hw/power_model.h); needs the clocks section
+  KernelClockModel kernel_clock;  // optional; needs the power section
   std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, gemm_fp8_tiles_params, comm_params, kernel_params, clock_params,
-      memory_params, power_params;  // by parameter name
+      memory_params, power_params, kernel_clock_params;  // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance
 };

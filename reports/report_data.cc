@@ -57,6 +57,7 @@ nlohmann::json profile_json(const hw::GpuProfile& p) {
   add("clocks", p.clock_params);
   add("memory", p.memory_params);
   add("power", p.power_params);
+  add("kernel_clock", p.kernel_clock_params);
   const auto add_range = [&](const char* group, const std::map<std::string, hw::ProfileRange>& m) {
     for (const auto& [name, r] : m) ranges.push_back({{"group", group}, {"name", name}, {"lo", r.lo}, {"hi", r.hi}});
   };

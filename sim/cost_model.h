@@ -69,7 +69,7 @@ class CostModel {
   // byte read or written in HBM (the executor counts the bytes every flow moves over a GPU's HBM
   // link: GEMMs', memory-bound kernels', copies'), the window over which the GPU's controller
   // averages the draw, the clock it sets for an average draw, and the factor by which GEMM times
-  // stretch at a clock (below 1 above the reference).
+  // (and other compute kernels' times) stretch at a clock (below 1 above the reference).
   virtual bool power_capped() const { return false; }
   virtual PowerLoad gemm_power(int /*gpu*/, const GemmShape& /*g*/, int /*sms*/) const { return {}; }
   virtual PowerLoad compute_power(int /*gpu*/, const GenericCompute& /*c*/, int /*sms*/) const { return {}; }
@@ -77,6 +77,8 @@ class CostModel {
   virtual Time power_window(int /*gpu*/) const { return Time(); }
   virtual double power_clock_MHz(int /*gpu*/, const PowerLoad& /*average*/) const { return 0; }
   virtual double gemm_stretch(int /*gpu*/, double /*MHz*/) const { return 1.0; }
+  // The same for another compute kernel: its time at `MHz` over compute_time's.
+  virtual double compute_stretch(int /*gpu*/, double /*MHz*/, const GenericCompute& /*c*/) const { return 1.0; }
 };
 
 }  // namespace cs::sim

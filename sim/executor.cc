@@ -129,10 +129,10 @@ void Executor::on_compute_share(uint32_t op, int sms) {
              : cost_.compute_time(s.gpu, graph_.computes()[o.payload], sms);
   if (gemm) add_gemm_sms(s.gpu, sms - st.sms);
   st.sms = sms;
-  // Under a power limit a GEMM runs at the clock its GPU's controller set last; `ref` keeps its
+  // Under a power limit a kernel runs at the clock its GPU's controller set last; `ref` keeps its
   // time at the reference clock, to re-rate it when the clock moves.
-  const Time ref = gemm ? t : Time();
-  if (!power_.empty() && gemm && sms > 0) t = Time::from_seconds_ceil(t.to_seconds() * power_[s.gpu].stretch);
+  const Time ref = power_.empty() ? Time() : t;
+  if (!power_.empty() && sms > 0) t = Time::from_seconds_ceil(t.to_seconds() * clock_stretch(op));
   if (!st.flow_started) {
     // A kernel without HBM traffic progresses through one unit of work on no link.
     st.flow_started = true;
@@ -149,7 +149,7 @@ void Executor::on_compute_share(uint32_t op, int sms) {
       const int gpu = graph_.streams()[graph_.ops()[op].stream].gpu;
       if (graph_.ops()[op].kind == OpKind::kGemm) add_gemm_sms(gpu, -state_[op].sms);
       pools_[gpu].end(state_[op].kernel);
-      if (!power_.empty()) set_draw(gpu, op, {}, Time());
+      if (!power_.empty()) set_draw(gpu, op, {}, Time(), false);
       finish(op);
     });
   }
@@ -158,8 +158,14 @@ void Executor::on_compute_share(uint32_t op, int sms) {
     const PowerLoad draw = sms == 0 ? PowerLoad{}
                            : gemm   ? cost_.gemm_power(s.gpu, graph_.gemms()[o.payload], sms)
                                     : cost_.compute_power(s.gpu, graph_.computes()[o.payload], sms);
-    set_draw(s.gpu, op, draw, ref);
+    set_draw(s.gpu, op, draw, ref, gemm);
   }
+}
+
+double Executor::clock_stretch(uint32_t op) const {
+  const Op& o = graph_.ops()[op];
+  const int gpu = graph_.streams()[o.stream].gpu;
+  return o.kind == OpKind::kGemm ? power_[gpu].stretch : cost_.compute_stretch(gpu, power_[gpu].MHz, graph_.computes()[o.payload]);
 }
 
 double Executor::compute_cap(uint32_t op, Time t) const {
@@ -172,17 +178,17 @@ double Executor::compute_cap(uint32_t op, Time t) const {
   return cap;
 }
 
-void Executor::set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref) {
+void Executor::set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref, bool gemm) {
   GpuPower& g = power_[gpu];
   accrue_clock(g);
   auto it = std::find_if(g.running.begin(), g.running.end(), [op](const RunningDraw& r) { return r.op == op; });
   if (it != g.running.end()) {
-    g.gemms -= it->ref > Time();
+    g.gemms -= it->gemm;
     g.running.erase(it);
   }
   if (draw.any() || ref > Time()) {
-    g.running.push_back({op, draw, ref});
-    g.gemms += ref > Time();
+    g.running.push_back({op, draw, ref, gemm});
+    g.gemms += gemm;
   }
   PowerLoad sum;
   for (const RunningDraw& r : g.running) sum += r.draw;
@@ -217,7 +223,7 @@ void Executor::power_tick(int gpu) {
     for (const RunningDraw& r : g.running) {
       if (r.ref == Time() || state_[r.op].sms == 0) continue;
       net_.set_cap(state_[r.op].flow,
-                   Bandwidth::bytes_per_s(compute_cap(r.op, Time::from_seconds_ceil(r.ref.to_seconds() * g.stretch))));
+                   Bandwidth::bytes_per_s(compute_cap(r.op, Time::from_seconds_ceil(r.ref.to_seconds() * clock_stretch(r.op)))));
     }
   }
   // Ticks stop once the GPU has drawn nothing for a whole window and is back at its idle clock, so

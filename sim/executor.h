@@ -96,7 +96,9 @@ class Executor {
   double compute_cap(uint32_t op, Time t) const;
   // Under a power-capped cost model: `op` draws `draw` from now on (nothing: it ended); `ref` is a
   // GEMM's time at the reference clock on the SMs it holds (zero for other kernels).
-  void set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref);
+  void set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref, bool gemm);
+  // A running compute op's time over its reference at its GPU's clock now.
+  double clock_stretch(uint32_t op) const;
   // The GPU's power controller: adds the energy of the bytes its HBM moved, closes a block of its
   // window, sets the clock from the window's average draw, and re-rates its running GEMMs when the
   // clock moved. It stops ticking once the GPU is quiet (nothing drawn over a window, nothing
@@ -132,7 +134,8 @@ class Executor {
   struct RunningDraw {
     uint32_t op;
     PowerLoad draw;
-    Time ref;  // a GEMM's time at the reference clock; zero for other kernels
+    Time ref;           // a compute kernel's time at the reference clock (zero: none to re-rate)
+    bool gemm = false;  // GEMMs alone count toward the clock GEMMs ran at
   };
   struct GpuPower {
     std::vector<RunningDraw> running;

@@ -117,21 +117,20 @@ TEST_CASE("pipeline steps: the H200 profile and the H100's carried from it predi
       REQUIRE(c.kind == "pipeline");
       INFO(c.label << ": measured " << c.measured_us << " us, predicted " << c.predicted_us << " us");
       CHECK(c.held_out);
-      // A guard, not the issue's 5%: today every case is short, H200 2.8-5.9% (4.3% at the median),
-      // H100 1.6-5.2% (3.3%), with BF16 at its measured rates, copy-engine sends, the SM clock
-      // under the power limit (simulated 1598 and 1618 MHz while GEMMs run, against NVML logs of
-      // 1545-1620 and 1560-1665), SDPA's layout copies and, on the H100, each memory-bound form at
-      // its measured rate. The GEMMs' total time agrees within 1.2% (compare): what is short is the
-      // memory-bound kernels' time in the step (the chunked SwiGLU backward runs 25% longer there
-      // than alone, gaps between kernels 2.4 us against the device's own 1.0) and the waits.
-      CHECK(std::abs(c.error()) < 0.08);
+      // The issue's 5%: H200 0.8-4.0% (2.6% at the median), H100 0.0-3.3% (1.8%) when written, every
+      // case short, with BF16 at its measured rates, copy-engine sends, the SM clock under the power
+      // limit (simulated 1612 and 1625 MHz while GEMMs run, against NVML logs of 1545-1620 and
+      // 1560-1665), attention and the memory-bound kernels following that clock by their measured
+      // shares (kernel_clock), SDPA's layout copies and, on the H100, each memory-bound form at its
+      // measured rate. Before the kernels followed the clock: H200 2.8-5.9%, H100 1.6-5.2%.
+      CHECK(std::abs(c.error()) < 0.05);
       const std::string kind = c.label.substr(0, c.label.find(' '));
       if (kind == "1f1b") pred_1f1b.push_back(c.predicted_us), meas_1f1b.push_back(c.measured_us);
       if (kind == "dualpipe") pred_dualpipe.push_back(c.predicted_us), meas_dualpipe.push_back(c.measured_us);
     }
     CHECK(calibrate::fit_stats(pred_1f1b, meas_1f1b).cases == 3);
     CHECK(calibrate::fit_stats(pred_dualpipe, meas_dualpipe).cases == 3);
-    CHECK(v.pipeline.median_error < 0.06);
+    CHECK(v.pipeline.median_error < 0.035);
   }
 }
 
