@@ -317,10 +317,9 @@ void read_kernel_clock(const json& d, int source, const std::string& file, Measu
     if (cls.rfind("memory:", 0) == 0) {
       k.kind = "memory";
       const std::string form = cls.substr(7);
-      int f = 0;
-      while (f < sim::kMemoryForms && form != sim::memory_form_name(static_cast<sim::MemoryForm>(f))) ++f;
-      if (f == sim::kMemoryForms) throw hw::UserError(file, 0, 0, where + ".class names no memory-bound form: '" + form + "'");
-      k.form = static_cast<sim::MemoryForm>(f);
+      const std::optional<sim::MemoryForm> f = sim::memory_form_from_name(form);
+      if (!f) throw hw::UserError(file, 0, 0, where + ".class names no memory-bound form: '" + form + "'");
+      k.form = *f;
     } else if (cls == "attention_fwd" || cls == "attention_bwd" || cls == "gemm_bf16") {
       k.kind = cls;
     } else {

@@ -337,7 +337,7 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
       throw hw::UserError(set.sources[set.kernel_clock.front().source].file, 0, 0,
                           "the kernel clock section needs the power section (a power response JSON)");
     // Shares of a kernel's own time at two clocks of the same run: the chip's, not the profile's.
-    b.kernel_clock = fit_kernel_clock(set.kernel_clock, p.kernels);
+    b.kernel_clock = fit_kernel_clock(set.kernel_clock, p.kernels, p.power.max_MHz);
     const KernelClockFit& f = *b.kernel_clock;
     p.kernel_clock = f.model;
     const std::string src = sources_of(set, "kernels/torch/kernel_clock.py");
@@ -350,7 +350,9 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     std::string refs;
     for (auto* v : {&f.attention_fwd, &f.attention_bwd})
       for (const KernelClockShare& c : *v)
-        if (c.reference_MHz > 0) refs += fmt::format("{}{} {:.0f}", refs.empty() ? "" : ", ", c.name, c.reference_MHz);
+        if (c.reference_MHz > 0)
+          refs += fmt::format("{}{} {:.0f}{}", refs.empty() ? "" : ", ", c.name, c.reference_MHz,
+                              c.above_max ? " (above the maximum clock: left out)" : "");
     p.kernel_clock_params["attention_fit_MHz"] = {
         p.kernel_clock.attention_fit_MHz, "measured",
         p.kernels.present() ? "the median over the attention cases timed right after copies of the clock at which the kernels section's "

@@ -146,8 +146,9 @@ sim::PowerLoad CalibratedCost::gemm_power(int gpu, const sim::GemmShape& g, int 
 }
 
 sim::PowerLoad CalibratedCost::compute_power(int gpu, const sim::GenericCompute& c, int sms) const {
-  // Attention runs on the tensor cores in BF16 (its time here is the roofline's, which does not
-  // follow the SM clock); every kernel's HBM bytes draw through the executor's byte count.
+  // Attention runs on the tensor cores in BF16: its draw at its time here, the reference clock's
+  // (the power model lowers it as its time stretches, kernel_clock); every kernel's HBM bytes draw
+  // through the executor's byte count.
   const bool mma = c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward;
   const double t = compute_time(gpu, c, sms).to_seconds();
   if (!mma || !(t > 0)) return {};
@@ -161,18 +162,27 @@ sim::Time CalibratedCost::power_window(int) const {
 }
 
 double CalibratedCost::power_clock_MHz(int, const sim::PowerLoad& average) const {
-  return power_capped_ ? capped_clock_MHz(profile_.power, profile_.clocks.gemm_fit_MHz, average) : 0.0;
+  if (!power_capped_) return 0.0;
+  // Attention's draw (mma_W) at its reference rate falls as its time stretches: one share for both
+  // directions, their mean (0.83 and 0.87 measured).
+  const KernelClockModel& k = profile_.kernel_clock;
+  const MmaClock mma = k.present() ? MmaClock{(k.attention_fwd + k.attention_bwd) / 2, k.attention_fit_MHz} : MmaClock{};
+  return capped_clock_MHz(profile_.power, profile_.clocks.gemm_fit_MHz, average, mma);
 }
 
 double CalibratedCost::gemm_stretch(int, double MHz) const {
   return power_capped_ ? hw::clock_stretch(profile_.power, MHz, profile_.clocks.gemm_fit_MHz) : 1.0;
 }
 
+bool CalibratedCost::compute_follows_clock(int, const sim::GenericCompute& c) const {
+  return power_capped_ && profile_.kernel_clock.present() && profile_.kernel_clock.share(c) > 0;
+}
+
 double CalibratedCost::compute_stretch(int, double MHz, const sim::GenericCompute& c) const {
   const KernelClockModel& k = profile_.kernel_clock;
   if (!power_capped_ || !k.present() || !(MHz > 0)) return 1.0;
   const double s = k.share(c);
-  return (1 - s) + s * k.reference_MHz(c) / MHz;
+  return share_stretch(s, k.reference_MHz(c), MHz);
 }
 
 sim::ComputeCost CalibratedCost::compute_cost(int gpu, const sim::GenericCompute& c) const {

@@ -53,6 +53,7 @@ class CalibratedCost : public sim::CostModel {
   double gemm_stretch(int gpu, double MHz) const override;
   // Attention and memory-bound kernels by the profile's kernel_clock section (1 without one).
   double compute_stretch(int gpu, double MHz, const sim::GenericCompute& c) const override;
+  bool compute_follows_clock(int gpu, const sim::GenericCompute& c) const override;
 
   const GpuProfile& profile() const { return profile_; }
   // The GEMM model a type runs on: BF16 on the profile's BF16 rates where it has them, every other

@@ -5,11 +5,12 @@
 // with 10 ms gaps stay near the full clock; from idle the clock falls about 30 ms into a load.
 //
 // Power at SM clock f with an average draw L (sim::PowerLoad, watts at the reference clock):
-//   P(f) = static_W + (f / max_MHz)^voltage_exponent * (L.gemm_W / s(f) + L.mma_W) + L.hbm_W,
+//   P(f) = static_W + (f / max_MHz)^voltage_exponent * (L.gemm_W / s(f) + L.mma_W / a(f)) + L.hbm_W,
 // where the MMA energy per operation falls with the clock (CV^2 with V about in proportion to f:
 // an exponent near 2), HBM energy does not (the memory clock does not move), and a GEMM's time at
 // f over its time at the reference clock is s(f) = (1 - clock_stretch) + clock_stretch * fit_MHz / f
-// (only part of a GEMM's time follows the SM clock). The controller sets the clock from L averaged
+// (only part of a GEMM's time follows the SM clock), and a(f) the same for the other tensor-core
+// work (attention) by its own share and reference clock (1 where it has none). The controller sets the clock from L averaged
 // over the last window_ms: max_MHz where P(max_MHz) is within limit_W, else the highest step of
 // clock_step_MHz where P(f) is.
 #pragma once
@@ -34,12 +35,19 @@ struct PowerModel {
   bool present() const { return limit_W > 0; }
 };
 
+// The time at `MHz` over the time at `ref_MHz` of a kernel a share `share` of whose time at
+// ref_MHz follows the SM clock (t = A + B / f).
+inline double share_stretch(double share, double ref_MHz, double MHz) { return (1 - share) + share * ref_MHz / MHz; }
 // A GEMM's time at f over its time at fit_MHz.
 double clock_stretch(const PowerModel& p, double MHz, double fit_MHz);
+// How the other tensor-core work (L.mma_W: attention) follows the clock; share 0: not at all.
+struct MmaClock {
+  double share = 0, ref_MHz = 0;
+};
 // The board's power at SM clock f under the average draw `load` (its GEMM part at fit_MHz).
-double board_power_W(const PowerModel& p, double MHz, double fit_MHz, const sim::PowerLoad& load);
+double board_power_W(const PowerModel& p, double MHz, double fit_MHz, const sim::PowerLoad& load, const MmaClock& mma = {});
 // The SM clock the power limit leaves under `load`: max_MHz, or the highest clock step where the
 // power is within limit_W (at least one step: nothing real is clocked lower).
-double capped_clock_MHz(const PowerModel& p, double fit_MHz, const sim::PowerLoad& load);
+double capped_clock_MHz(const PowerModel& p, double fit_MHz, const sim::PowerLoad& load, const MmaClock& mma = {});
 
 }  // namespace cs::hw

@@ -77,8 +77,10 @@ class CostModel {
   virtual Time power_window(int /*gpu*/) const { return Time(); }
   virtual double power_clock_MHz(int /*gpu*/, const PowerLoad& /*average*/) const { return 0; }
   virtual double gemm_stretch(int /*gpu*/, double /*MHz*/) const { return 1.0; }
-  // The same for another compute kernel: its time at `MHz` over compute_time's.
+  // The same for another compute kernel: its time at `MHz` over compute_time's, where
+  // compute_follows_clock says it follows the clock at all (else the executor never re-rates it).
   virtual double compute_stretch(int /*gpu*/, double /*MHz*/, const GenericCompute& /*c*/) const { return 1.0; }
+  virtual bool compute_follows_clock(int /*gpu*/, const GenericCompute& /*c*/) const { return false; }
 };
 
 }  // namespace cs::sim

@@ -131,8 +131,9 @@ void Executor::on_compute_share(uint32_t op, int sms) {
   st.sms = sms;
   // Under a power limit a kernel runs at the clock its GPU's controller set last; `ref` keeps its
   // time at the reference clock, to re-rate it when the clock moves.
-  const Time ref = power_.empty() ? Time() : t;
-  if (!power_.empty() && sms > 0) t = Time::from_seconds_ceil(t.to_seconds() * clock_stretch(op));
+  const bool follows = !power_.empty() && (gemm || cost_.compute_follows_clock(s.gpu, graph_.computes()[o.payload]));
+  const Time ref = follows ? t : Time();
+  if (follows && sms > 0) t = Time::from_seconds_ceil(t.to_seconds() * clock_stretch(op));
   if (!st.flow_started) {
     // A kernel without HBM traffic progresses through one unit of work on no link.
     st.flow_started = true;

@@ -94,14 +94,15 @@ class Executor {
   void on_compute_share(uint32_t op, int sms);
   // The progress rate a compute kernel asks for, given its time on the SMs it holds.
   double compute_cap(uint32_t op, Time t) const;
-  // Under a power-capped cost model: `op` draws `draw` from now on (nothing: it ended); `ref` is a
-  // GEMM's time at the reference clock on the SMs it holds (zero for other kernels).
+  // Under a power-capped cost model: `op` draws `draw` from now on (nothing: it ended); `ref` is its
+  // time at the reference clock on the SMs it holds, for a GEMM or a kernel the cost model says
+  // follows the clock (zero for the others: never re-rated).
   void set_draw(int gpu, uint32_t op, const PowerLoad& draw, Time ref, bool gemm);
   // A running compute op's time over its reference at its GPU's clock now.
   double clock_stretch(uint32_t op) const;
   // The GPU's power controller: adds the energy of the bytes its HBM moved, closes a block of its
-  // window, sets the clock from the window's average draw, and re-rates its running GEMMs when the
-  // clock moved. It stops ticking once the GPU is quiet (nothing drawn over a window, nothing
+  // window, sets the clock from the window's average draw, and re-rates its running GEMMs (and the
+  // other kernels that follow the clock) when the clock moved. It stops ticking once the GPU is quiet (nothing drawn over a window, nothing
   // running, no flow on its HBM or started within a block) and back at its idle clock.
   void power_tick(int gpu);
   void launch_comm(uint32_t op);

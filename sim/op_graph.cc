@@ -30,6 +30,12 @@ const char* dtype_name(DType t) {
   return "?";
 }
 
+std::optional<MemoryForm> memory_form_from_name(const std::string& name) {
+  for (int f = 0; f < kMemoryForms; ++f)
+    if (name == memory_form_name(static_cast<MemoryForm>(f))) return static_cast<MemoryForm>(f);
+  return std::nullopt;
+}
+
 const char* memory_form_name(MemoryForm f) {
   switch (f) {
     case MemoryForm::kAny: return "any";

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -56,6 +57,8 @@ enum class MemoryForm : uint8_t {
 inline constexpr int kMemoryForms = static_cast<int>(MemoryForm::kLossBackward) + 1;
 // "norm_fwd", "norm_bwd", ...: the names profiles and measurements use; "any" for kAny.
 const char* memory_form_name(MemoryForm f);
+// The form of that name; kAny ("any") included; nullopt for none.
+std::optional<MemoryForm> memory_form_from_name(const std::string& name);
 struct GenericCompute {
   double flops = 0;
   double bytes = 0;  // HBM bytes read plus written

@@ -9,10 +9,12 @@ Each kernel below has pipeline_step.py's shapes, plus DeepSeek-V3's MLA attentio
 in three ways:
   - after_gemms: the call comes right after LEAD_MS of BF16 GEMMs back to back. Those GEMMs pin
     the clock at the power limit's level.
-  - after_copies: the call comes right after LEAD_MS of HBM copies, which draw about 400 W. The
-    clock stays at its maximum or close to it.
+  - after_copies: the call comes right after LEAD_MS of HBM copies. A copy draws about 400 W
+    (power_response.py on an H100: 401 W at 1980 MHz), so the clock stays at its maximum or close
+    to it.
   - bench: back to back, as attention_bench.py and memory_bound_forms.py time them (5 warm-up
-    calls, then 25 or 30). This gives the clock their profile fits ran at.
+    calls, then 25 or 30), the CPU's launch inside each call's time, and the clock probed at the
+    end. A record of how such a run goes; calibrate fit does not read it.
 The first two alternate over ROUNDS rounds, so drift falls on both alike. After each lead-in,
 a read of FLUSH_MiB replaces its dirty lines in L2 with clean ones, so every timed call starts
 with the same cold L2.
