@@ -164,7 +164,7 @@ sim::Time CalibratedCost::power_window(int) const {
 double CalibratedCost::power_clock_MHz(int, const sim::PowerLoad& average) const {
   if (!power_capped_) return 0.0;
   // Attention's draw (mma_W) at its reference rate falls as its time stretches: one share for both
-  // directions, their mean (0.83 and 0.87 measured).
+  // directions, their mean (0.84 and 0.88 in the bundled profiles).
   const KernelClockModel& k = profile_.kernel_clock;
   const MmaClock mma = k.present() ? MmaClock{(k.attention_fwd + k.attention_bwd) / 2, k.attention_fit_MHz} : MmaClock{};
   return capped_clock_MHz(profile_.power, profile_.clocks.gemm_fit_MHz, average, mma);

@@ -102,8 +102,9 @@ class Executor {
   double clock_stretch(uint32_t op) const;
   // The GPU's power controller: adds the energy of the bytes its HBM moved, closes a block of its
   // window, sets the clock from the window's average draw, and re-rates its running GEMMs (and the
-  // other kernels that follow the clock) when the clock moved. It stops ticking once the GPU is quiet (nothing drawn over a window, nothing
-  // running, no flow on its HBM or started within a block) and back at its idle clock.
+  // other kernels that follow the clock) when the clock moved. It stops ticking once the GPU is
+  // quiet (nothing drawn over a window, nothing running, no flow on its HBM or started within a
+  // block) and back at its idle clock.
   void power_tick(int gpu);
   void launch_comm(uint32_t op);
   void launch_copy_engine(uint32_t op);  // a send by the copy engine (Mover::kCopyEngine)
