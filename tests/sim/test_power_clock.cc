@@ -205,3 +205,79 @@ TEST_CASE("a power window averages the draw over its blocks", "[sim][power]") {
   CHECK(w.close_block(Time::ms(10)).gemm_W == 0);  // both busy blocks have left the window
   CHECK(w.idle());
 }
+
+namespace {
+
+// PowerCost whose attention kernels follow the clock by `share` of their time at 2000 MHz
+// (t = A + B / f, as the profile's kernel_clock section says), or not at all.
+class ShareCost : public PowerCost {
+ public:
+  bool follows = true;
+  double share = 1;
+  bool compute_follows_clock(int, const cs::sim::GenericCompute& c) const override {
+    return follows && c.kind == cs::sim::ComputeKind::kAttentionForward;
+  }
+  double compute_stretch(int, double MHz, const cs::sim::GenericCompute& c) const override {
+    return compute_follows_clock(0, c) ? (1 - share) + share * 2000 / MHz : 1.0;
+  }
+};
+
+// An attention kernel of 100 ms at the reference clock on 32 SMs, beside a 200 ms GEMM on the
+// other 100 SMs (758 W: the controller clocks the GPU down to 1320 MHz once its window is full).
+// Returns the kernel's end and the clocks the observer saw.
+std::pair<Time, std::vector<Clocks::Seen>> attention_beside_gemm(bool follows, double share, bool gemm) {
+  World w(1, {{"gemm", 100}, {"other", 32}}, Bandwidth::gbytes_per_s(100), Time());
+  ShareCost cost;
+  cost.follows = follows;
+  cost.share = share;
+  OpGraph g;
+  if (gemm) {
+    const double flops = 200e-3 * 100 * 1e12;
+    g.add_gemm(g.add_stream(0, 0, "gemm"), {2048, 2048, static_cast<int64_t>(flops / (2.0 * 2048 * 2048)), DType::kBf16, 1},
+               "gemm");
+  }
+  cs::sim::GenericCompute attn{100e-3 * 32 * 1e12, 0};
+  attn.kind = cs::sim::ComputeKind::kAttentionForward;
+  const auto op = g.add_compute(g.add_stream(0, 1, "attention"), attn, "attention");
+  Clocks clocks;
+  cs::sim::Executor exec(w.engine, w.net, w.routing, cost, w.pools, g);
+  exec.set_observer(&clocks);
+  const auto r = exec.run();
+  REQUIRE(r.stuck_ops.empty());
+  return {r.ops[op.v].end, clocks.seen};
+}
+
+// Where a kernel of `ref_ms` at the reference clock ends, re-rated at each clock in `seen` by
+// its stretch at that clock: its work progresses at 1 / stretch reference ms per ms.
+double end_by_clocks_ms(double ref_ms, double share, const std::vector<Clocks::Seen>& seen) {
+  double done = 0;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const double stretch = (1 - share) + share * 2000 / seen[i].MHz;
+    const double from = seen[i].t.to_ms();
+    const double to = i + 1 < seen.size() ? seen[i + 1].t.to_ms() : 1e9;
+    if (done + (to - from) / stretch >= ref_ms) return from + (ref_ms - done) * stretch;
+    done += (to - from) / stretch;
+  }
+  return -1;
+}
+
+}  // namespace
+
+TEST_CASE("a kernel that follows the clock by a share is re-rated at every clock change; one that does not keeps its time",
+          "[sim][power]") {
+  // Alone the GPU draws nothing: the clock stays at the reference, and so does the kernel's time.
+  CHECK(attention_beside_gemm(true, 1, false).first.to_ms() == Approx(100).epsilon(1e-9));
+  // Beside the GEMM, a kernel the cost model says does not follow the clock keeps its 100 ms.
+  const auto [fixed, fixed_clocks] = attention_beside_gemm(false, 1, true);
+  CHECK(fixed.to_ms() == Approx(100).epsilon(1e-9));
+  REQUIRE(fixed_clocks.size() >= 3);
+  CHECK(std::min_element(fixed_clocks.begin(), fixed_clocks.end(), [](auto& a, auto& b) { return a.MHz < b.MHz; })->MHz <
+        1400);
+  // Followed wholly, or by half, it ends where its work integrated over the clocks seen ends.
+  const auto [whole, whole_clocks] = attention_beside_gemm(true, 1, true);
+  CHECK(whole.to_ms() == Approx(end_by_clocks_ms(100, 1, whole_clocks)).epsilon(1e-6));
+  const auto [half, half_clocks] = attention_beside_gemm(true, 0.5, true);
+  CHECK(half.to_ms() == Approx(end_by_clocks_ms(100, 0.5, half_clocks)).epsilon(1e-6));
+  CHECK(whole.to_ms() > half.to_ms());
+  CHECK(half.to_ms() > 105);  // the clock is down from 25 ms on: at least a few ms lost by 100 ms
+}
