@@ -63,8 +63,12 @@ const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu) {
 
 bool chip_level_measurement(const Provenance& p) {
   return p.program == "ncu_dram_bytes" || p.program == "kernels/torch/bf16_gemm.py" ||
-         p.program == "kernels/torch/power_response.py" || p.program == "kernels/torch/fp8_tile_scaling.py" ||
-         p.program == "kernels/torch/kernel_clock.py";
+         p.program == "kernels/torch/power_response.py" || p.program == "kernels/torch/fp8_tile_scaling.py";
+}
+
+const hw::GpuSpec* memory_system_gpu(const Provenance& p, const hw::GpuSpec& gpu) {
+  const hw::GpuSpec* on = traffic_gpu(p, gpu);
+  return on && on->fp8_dense_tflops == gpu.fp8_dense_tflops && on->hbm_bw_GBps == gpu.hbm_bw_GBps ? on : nullptr;
 }
 
 double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share) {

@@ -46,11 +46,15 @@ GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const
 // nullptr when neither.
 const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu);
 // Whether `p` measured the chip rather than the board: DRAM bytes under Nsight Compute (the L2
-// decides them), BF16 GEMM rates, the FP8 scalings' relative cost and the share of a kernel's time
-// that follows the SM clock (the SMs decide them). Such
+// decides them), BF16 GEMM rates and the FP8 scalings' relative cost (the SMs decide them). Such
 // data may come from another GPU of the same chip (traffic_gpu); every other measurement belongs
-// to its own GPU's profile.
+// to its own GPU's profile, except the share of a kernel's time that follows the SM clock
+// (kernels/torch/kernel_clock.py): a memory-bound kernel's share depends on how fast its HBM is
+// against the SMs (one H200 against one H100: RMSNorm's forward 0.50 against 0.30, SwiGLU's
+// 0.35 against 0.04), so it may come from a GPU of the same chip and the same HBM bandwidth
+// (memory_system_gpu: the H100 for the H800).
 bool chip_level_measurement(const Provenance& p);
+const hw::GpuSpec* memory_system_gpu(const Provenance& p, const hw::GpuSpec& gpu);
 // Bytes one group of `c` reads, as the traffic model predicts them.
 double predicted_read_bytes(const GemmTrafficCase& c, const hw::GpuSpec& gpu, int swizzle_n_blocks, double l2_reuse_share);
 

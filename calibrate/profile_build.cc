@@ -61,6 +61,12 @@ hw::ProfileRange range_of(const std::vector<Case>& cases, Get get) {
 
 double nvlink_latency_us(const hw::GpuSpec& gpu) { return gpu.nvlink_lat_ns * 1e-3; }
 
+void check_kernel_clock_source(const Provenance& p, const hw::GpuSpec& gpu) {
+  if (!memory_system_gpu(p, gpu))
+    throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "': the share of a kernel's time that follows the SM clock "
+                                          "is that of " + gpu.model + " or of a GPU of its chip and HBM bandwidth");
+}
+
 ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, int holdout_every,
                            const ClockLogs& clocks) {
   if (set.gemms.empty()) throw hw::UserError("calibrate fit", 0, 0, "no FP8 GEMM cases among the inputs (cs_fp8_gemm's JSON)");
@@ -76,6 +82,10 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
         throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', neither " + gpu.model +
                                               " nor a catalog GPU of its SM count and L2");
       if (p.program == "ncu_dram_bytes") traffic_on = on;
+      continue;
+    }
+    if (p.program == "kernels/torch/kernel_clock.py") {
+      check_kernel_clock_source(p, gpu);
       continue;
     }
     if (!measured_on(p, gpu.name)) throw hw::UserError(p.file, 0, 0, "measured on '" + p.gpu + "', not on " + gpu.model);
@@ -332,51 +342,57 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
           "second of each GEMM phase, the 10/50/200 ms duty cycles included, clock simulated as the executor does: rms " +
               fmt::format("{:.1f}%", 100 * f.rms_onset_error));
   }
-  if (!set.kernel_clock.empty()) {
-    if (!p.power.present())
-      throw hw::UserError(set.sources[set.kernel_clock.front().source].file, 0, 0,
-                          "the kernel clock section needs the power section (a power response JSON)");
-    // Shares of a kernel's own time at two clocks of the same run: the chip's, not the profile's.
-    b.kernel_clock = fit_kernel_clock(set.kernel_clock, p.kernels, p.power.max_MHz);
-    const KernelClockFit& f = *b.kernel_clock;
-    p.kernel_clock = f.model;
-    const std::string src = sources_of(set, "kernels/torch/kernel_clock.py");
-    const std::string back = fmt::format("; every case's time ratio back from its kind's share: median error {:.1f}%, worst {:.1f}%",
-                                         100 * f.median_error, 100 * f.worst_error);
-    p.kernel_clock_params["memory_fit_MHz"] = {
-        p.kernel_clock.memory_fit_MHz, "measured",
-        "the median SM clock (the kernels' own clock64 probes) of the kernels timed right after HBM copies, under light load "
-        "as the memory-bound benches ran: " + src};
-    std::string refs;
-    for (auto* v : {&f.attention_fwd, &f.attention_bwd})
-      for (const KernelClockShare& c : *v)
-        if (c.reference_MHz > 0)
-          refs += fmt::format("{}{} {:.0f}{}", refs.empty() ? "" : ", ", c.name, c.reference_MHz,
-                              c.above_max ? " (above the maximum clock: left out)" : "");
-    p.kernel_clock_params["attention_fit_MHz"] = {
-        p.kernel_clock.attention_fit_MHz, "measured",
-        p.kernels.present() ? "the median over the attention cases timed right after copies of the clock at which the kernels section's "
-                              "attention model gives their time at their share (" + refs + " MHz): " + src
-                            : "no attention model to compare: memory_fit_MHz: " + src};
-    const auto share = [&](const std::string& name, double v, const std::vector<KernelClockShare>& cases, double ref_MHz) {
-      std::string of;
-      for (const KernelClockShare& c : cases) of += fmt::format("{}{} x{:.3f}", of.empty() ? "" : ", ", c.name, c.ratio);
-      p.kernel_clock_params[name] = {
-          v, "measured",
-          fmt::format("timed right after BF16 GEMMs (t_low at f_low) and right after copies (t_high at f_high): {}; the median over "
-                      "them of (t_low / t_high - 1) / (f_high / f_low - 1), as a share of the time at {:.0f} MHz (t = A + B / f){}: {}",
-                      of, ref_MHz, back, src)};
-    };
-    share("attention_fwd", p.kernel_clock.attention_fwd, f.attention_fwd, p.kernel_clock.attention_fit_MHz);
-    share("attention_bwd", p.kernel_clock.attention_bwd, f.attention_bwd, p.kernel_clock.attention_fit_MHz);
-    for (int i = 0; i < sim::kMemoryForms; ++i)
-      if (!f.forms[i].empty())
-        share(sim::memory_form_name(static_cast<sim::MemoryForm>(i)), p.kernel_clock.form[i], f.forms[i], p.kernel_clock.memory_fit_MHz);
-  }
+  if (!set.kernel_clock.empty()) b.kernel_clock = apply_kernel_clock(set, p);
   for (const Provenance& s : set.sources) name_source(s, p);
   p.note = "Fitted by `clustersim calibrate fit` on " + gpu.model + " measurements; GEMM and all-to-all "
            "parameters by Levenberg-Marquardt on log time (hw/gemm_model.h, calibrate/comm_fit.h).";
   return b;
+}
+
+KernelClockFit apply_kernel_clock(const MeasurementSet& set, hw::GpuProfile& p) {
+  if (!p.power.present())
+    throw hw::UserError(set.sources[set.kernel_clock.front().source].file, 0, 0,
+                        "the kernel clock section needs the power section (a power response JSON)");
+  // Shares of a kernel's own time at two clocks of the same run: the chip's and its HBM's.
+  KernelClockFit f = fit_kernel_clock(set.kernel_clock, p.kernels, p.power.max_MHz);
+  p.kernel_clock = f.model;
+  // The files it came from replace those of the section it replaces (a carried profile's).
+  std::erase_if(p.fitted_from, [](const std::string& e) { return e.find(": kernels/torch/kernel_clock.py on ") != std::string::npos; });
+  for (const Provenance& s : set.sources)
+    if (s.program == "kernels/torch/kernel_clock.py") name_source(s, p);
+  const std::string src = sources_of(set, "kernels/torch/kernel_clock.py");
+  const std::string back = fmt::format("; every case's time ratio back from its kind's share: median error {:.1f}%, worst {:.1f}%",
+                                       100 * f.median_error, 100 * f.worst_error);
+  p.kernel_clock_params["memory_fit_MHz"] = {
+      p.kernel_clock.memory_fit_MHz, "measured",
+      "the median SM clock (the kernels' own clock64 probes) of the kernels timed right after HBM copies, under light load "
+      "as the memory-bound benches ran: " + src};
+  std::string refs;
+  for (auto* v : {&f.attention_fwd, &f.attention_bwd})
+    for (const KernelClockShare& c : *v)
+      if (c.reference_MHz > 0)
+        refs += fmt::format("{}{} {:.0f}{}", refs.empty() ? "" : ", ", c.name, c.reference_MHz,
+                            c.above_max ? " (above the maximum clock: left out)" : "");
+  p.kernel_clock_params["attention_fit_MHz"] = {
+      p.kernel_clock.attention_fit_MHz, "measured",
+      p.kernels.present() ? "the median over the attention cases timed right after copies of the clock at which the kernels section's "
+                            "attention model gives their time at their share (" + refs + " MHz): " + src
+                          : "no attention model to compare: memory_fit_MHz: " + src};
+  const auto share = [&](const std::string& name, double v, const std::vector<KernelClockShare>& cases, double ref_MHz) {
+    std::string of;
+    for (const KernelClockShare& c : cases) of += fmt::format("{}{} x{:.3f}", of.empty() ? "" : ", ", c.name, c.ratio);
+    p.kernel_clock_params[name] = {
+        v, "measured",
+        fmt::format("timed right after BF16 GEMMs (t_low at f_low) and right after copies (t_high at f_high): {}; the median over "
+                    "them of (t_low / t_high - 1) / (f_high / f_low - 1), as a share of the time at {:.0f} MHz (t = A + B / f){}: {}",
+                    of, ref_MHz, back, src)};
+  };
+  share("attention_fwd", p.kernel_clock.attention_fwd, f.attention_fwd, p.kernel_clock.attention_fit_MHz);
+  share("attention_bwd", p.kernel_clock.attention_bwd, f.attention_bwd, p.kernel_clock.attention_fit_MHz);
+  for (int i = 0; i < sim::kMemoryForms; ++i)
+    if (!f.forms[i].empty())
+      share(sim::memory_form_name(static_cast<sim::MemoryForm>(i)), p.kernel_clock.form[i], f.forms[i], p.kernel_clock.memory_fit_MHz);
+  return f;
 }
 
 void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& gpu, hw::GpuProfile& p) {

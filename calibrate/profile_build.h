@@ -50,6 +50,12 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
 // UserError when they were measured on another GPU than the profile's, or the profile has no
 // kernels section to hold them.
 void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& gpu, hw::GpuProfile& p);
+// Fits the kernel_clock section from `set`'s kernels timed at two clocks (kernels/torch/kernel_clock.py)
+// onto `p`, whose power section gives the maximum clock and whose kernels section the attention
+// model; the fit, for its report. UserError without a power section.
+KernelClockFit apply_kernel_clock(const MeasurementSet& set, hw::GpuProfile& p);
+// UserError unless `p` was measured on `gpu` or on a GPU of its chip and HBM bandwidth.
+void check_kernel_clock_source(const Provenance& p, const hw::GpuSpec& gpu);
 std::string profile_yaml(const hw::GpuProfile& p);
 // The NVLink latency the simulator puts on a GPU-to-GPU route of one node, microseconds.
 double nvlink_latency_us(const hw::GpuSpec& gpu);

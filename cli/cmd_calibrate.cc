@@ -177,10 +177,15 @@ int cmd_calibrate_carry(const CalibrateArgs& a) {
   // The target's own measurements, where given, replace what was carried.
   if (!a.data.empty()) {
     const calibrate::MeasurementSet set = read_all(a.data);
-    if (set.memory_forms.empty() && set.launch_gaps_us.empty())
-      throw hw::UserError("--measured", 0, 0, "no memory-bound kernel forms in the files given: --measured takes "
-                                              "kernels/torch/memory_bound_forms.py's JSON");
+    if (set.memory_forms.empty() && set.launch_gaps_us.empty() && set.kernel_clock.empty())
+      throw hw::UserError("--measured", 0, 0, "no memory-bound kernel forms or kernels timed at two clocks in the files "
+                                              "given: --measured takes kernels/torch/memory_bound_forms.py's and "
+                                              "kernel_clock.py's JSON");
+    for (const calibrate::Provenance& src : set.sources)
+      if (src.program == "kernels/torch/kernel_clock.py") calibrate::check_kernel_clock_source(src, *to_gpu);
     calibrate::apply_measured_memory_forms(set, *to_gpu, p);
+    // After the forms: the shares are of the kernels as the profile now prices them.
+    if (!set.kernel_clock.empty()) calibrate::apply_kernel_clock(set, p);
   }
   p.file = a.out;
   write_text(a.out, calibrate::profile_yaml(p));

@@ -173,7 +173,8 @@ int main(int argc, char** argv) {
   cal_carry_cmd->add_option("-o,--out", cal.out, "The profile YAML written (atomically)")->required();
   cal_carry_cmd->add_option("--measured", cal.data,
                             "The target GPU's own kernels/torch/memory_bound_forms.py JSON: its memory-bound forms' "
-                            "rates and launch gap replace the carried ones");
+                            "rates and launch gap replace the carried ones; kernel_clock.py JSON of the target or of a "
+                            "GPU of its chip and HBM bandwidth: the shares of kernels' time that follow the SM clock");
   CLI::App* cal_pub_cmd =
       cal_cmd->add_subcommand("published", "Predict the published H800 tables (DeepGEMM, DeepEP) with a profile");
   cal_pub_cmd->add_option("PROFILE", cal.profile, "A bundled profile (h800) or an H800 profile file")->required();

@@ -56,11 +56,19 @@ nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::stri
   for (const hw::GpuSpec& g : hw::gpu_catalog())
     if (calibrate::measured_on(set.sources.front(), g.name)) gpu = &g;
   if (!gpu) return nullptr;
-  // DRAM bytes and BF16 rates may come from another GPU of the same SMs and L2, as calibrate fit takes them.
-  for (const calibrate::Provenance& src : set.sources)
+  // DRAM bytes and BF16 rates may come from another GPU of the same SMs and L2, as calibrate fit takes them;
+  // the kernels' clock shares from one of the same chip and HBM as the profile's own GPU (calibrate carry
+  // --measured: the H100's for the H800), which validation does not use.
+  const hw::GpuSpec* own = hw::find_gpu(profile.gpu);
+  for (const calibrate::Provenance& src : set.sources) {
+    if (src.program == "kernels/torch/kernel_clock.py") {
+      if (!calibrate::memory_system_gpu(src, *gpu) && !(own && calibrate::memory_system_gpu(src, *own))) return nullptr;
+      continue;
+    }
     if (calibrate::chip_level_measurement(src) ? !calibrate::traffic_gpu(src, *gpu)
                                                : !calibrate::measured_on(src, gpu->name))
       return nullptr;
+  }
   const hw::GpuProfile* checked = &profile;
   std::string note = "Every case of the measurements the profile names, simulated under the profile; every " +
                      std::to_string(kHoldoutEvery) + "th shape and grid cell was held out of the fit.";

@@ -143,15 +143,66 @@ TEST_CASE("kernel clock: the H100's kernels follow the clock as their bottleneck
   CHECK(f.gemm[0].share > 0.4);  // 0.70 here, 0.51 the power section's (another shape and fit)
   CHECK(f.gemm[0].share < 0.9);
   CHECK(f.worst_error < 0.02);  // one case per form; attention's two shapes a little apart
-  for (const char* gpu : {"h200", "h800", "h100"}) {
+  // The H800 and the H100 (one chip, one HBM) hold this fit (calibrate carry --measured), with
+  // the carried profile's attention model.
+  for (const char* gpu : {"h800", "h100"}) {
     INFO(gpu);
     const hw::GpuProfile& p = *hw::find_profile(gpu);
     REQUIRE(p.kernel_clock.present());
     CHECK(p.kernel_clock.attention_fwd == Approx(m.attention_fwd).epsilon(1e-9));
     CHECK(p.kernel_clock.attention_fit_MHz == Approx(m.attention_fit_MHz).epsilon(1e-9));
     for (int i = 0; i < sim::kMemoryForms; ++i) CHECK(p.kernel_clock.form[i] == Approx(m.form[i]).epsilon(1e-9));
-    CHECK(p.kernel_clock_params.at("activation_bwd").origin == (std::string(gpu) == "h200" ? "measured" : "carried"));
+    CHECK(p.kernel_clock_params.at("activation_bwd").origin == "measured");
+    CHECK(p.kernel_clock_params.at("activation_bwd").source.find("calibrate/data/h100/kernel_clock.json") != std::string::npos);
   }
+}
+
+TEST_CASE("kernel clock: on an H200 attention follows the clock as on the H100, memory-bound kernels more, and its profile holds its own",
+          "[calibrate][power][data]") {
+  using F = sim::MemoryForm;
+  calibrate::MeasurementSet h100_set, h200_set;
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/kernel_clock.json", h100_set);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/kernel_clock.json", h200_set);
+  REQUIRE(h200_set.kernel_clock.size() == h100_set.kernel_clock.size());
+  const hw::GpuProfile& h200 = *hw::find_profile("h200");
+  const calibrate::KernelClockFit on_h100 = calibrate::fit_kernel_clock(h100_set.kernel_clock, h200.kernels, 1980);
+  const calibrate::KernelClockFit on_h200 = calibrate::fit_kernel_clock(h200_set.kernel_clock, h200.kernels, 1980);
+  const hw::KernelClockModel &a = on_h100.model, &b = on_h200.model;
+  // Tensor-core work is the chip's: the same share and reference clock on both (0.84 / 0.87
+  // forward, 0.88 / 0.92 backward, 1751 / 1755 MHz when written).
+  CHECK(std::abs(a.attention_fwd - b.attention_fwd) < 0.06);
+  CHECK(std::abs(a.attention_bwd - b.attention_bwd) < 0.06);
+  CHECK(std::abs(a.attention_fit_MHz - b.attention_fit_MHz) < 50);
+  // A memory-bound kernel waits less on the H200's 4.8 TB/s HBM against the same SMs than on the
+  // H100's 3.35: none follows the clock less, and RMSNorm's forward (0.30 -> 0.50), SwiGLU's
+  // forward (0.04 -> 0.35) and RoPE's backward (0.28 -> 0.54) clearly more.
+  for (int i = 0; i < sim::kMemoryForms; ++i) {
+    INFO(sim::memory_form_name(static_cast<F>(i)));
+    if (on_h100.forms[i].empty()) continue;
+    CHECK(b.form[i] > a.form[i] - 0.03);
+  }
+  CHECK(b.form[static_cast<int>(F::kNorm)] > a.form[static_cast<int>(F::kNorm)] + 0.1);
+  CHECK(b.form[static_cast<int>(F::kActivation)] > a.form[static_cast<int>(F::kActivation)] + 0.2);
+  CHECK(b.form[static_cast<int>(F::kRopeBackward)] > a.form[static_cast<int>(F::kRopeBackward)] + 0.1);
+  // The H200 profile holds its own GPU's fit.
+  for (int i = 0; i < sim::kMemoryForms; ++i) CHECK(h200.kernel_clock.form[i] == Approx(b.form[i]).epsilon(1e-9));
+  CHECK(h200.kernel_clock.attention_bwd == Approx(b.attention_bwd).epsilon(1e-9));
+  CHECK(h200.kernel_clock_params.at("norm_fwd").source.find("calibrate/data/h200/kernel_clock.json") != std::string::npos);
+}
+
+TEST_CASE("kernel clock: another HBM's shares are refused by calibrate fit and carry, the same chip and HBM's taken",
+          "[calibrate][cli]") {
+  const std::string d = test::source_dir() + "/calibrate/data/";
+  calibrate::MeasurementSet set;
+  calibrate::read_measurements(d + "h100/kernel_clock.json", set);
+  calibrate::read_measurements(d + "h200/kernel_clock.json", set);
+  const calibrate::Provenance& h100 = set.sources[0];
+  const calibrate::Provenance& h200 = set.sources[1];
+  CHECK_NOTHROW(calibrate::check_kernel_clock_source(h100, *hw::find_gpu("h800")));  // HBM3 3.35 TB/s both
+  CHECK_NOTHROW(calibrate::check_kernel_clock_source(h100, *hw::find_gpu("h100")));
+  CHECK_NOTHROW(calibrate::check_kernel_clock_source(h200, *hw::find_gpu("h200")));
+  CHECK_THROWS_WITH(calibrate::check_kernel_clock_source(h200, *hw::find_gpu("h800")), Catch::Contains("HBM bandwidth"));
+  CHECK_THROWS_WITH(calibrate::check_kernel_clock_source(h100, *hw::find_gpu("h200")), Catch::Contains("HBM bandwidth"));
 }
 
 TEST_CASE("kernel clock: a second run on another H100 gives every kernel the same share", "[calibrate][power][data]") {

@@ -68,7 +68,7 @@ TEST_CASE("the H800 profile is the H200's with HBM and NVLink scaled by the data
   CHECK(again.comm.nvlink_GBps == Approx(h800.comm.nvlink_GBps).epsilon(1e-9));
 }
 
-TEST_CASE("the bundled H100 profile is the H200's carried by the datasheets with its own memory-bound forms, as calibrate carry writes it", "[calibrate][profile]") {
+TEST_CASE("the bundled H100 profile is the H200's carried by the datasheets with its own memory-bound forms and clock shares, as calibrate carry writes it", "[calibrate][profile]") {
   const hw::GpuProfile* h100 = hw::find_profile("h100");
   REQUIRE(h100 != nullptr);
   CHECK(hw::bundled_profile_names() == "h100, h200, h800");
@@ -76,8 +76,11 @@ TEST_CASE("the bundled H100 profile is the H200's carried by the datasheets with
       calibrate::carry_profile(*hw::find_profile("h200"), *hw::find_gpu("h200"), *hw::find_gpu("h100"));
   calibrate::MeasurementSet forms;
   calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/memory_bound_forms.json", forms);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/kernel_clock.json", forms);
   calibrate::apply_measured_memory_forms(forms, *hw::find_gpu("h100"), again);
-  // `calibrate carry hw/profiles/h200.yaml --to h100 --measured calibrate/data/h100/memory_bound_forms.json`
+  calibrate::apply_kernel_clock(forms, again);
+  // `calibrate carry hw/profiles/h200.yaml --to h100 --measured calibrate/data/h100/memory_bound_forms.json
+  // calibrate/data/h100/kernel_clock.json`
   std::string yaml = calibrate::profile_yaml(again);
   for (size_t at; (at = yaml.find(test::source_dir() + "/")) != std::string::npos;)
     yaml.erase(at, test::source_dir().size() + 1);  // the README's command names the file from the source tree

@@ -263,7 +263,7 @@ double end_by_clocks_ms(double ref_ms, double share, const std::vector<Clocks::S
 
 }  // namespace
 
-TEST_CASE("a kernel that follows the clock by a share is re-rated at every clock change; one that does not keeps its time",
+TEST_CASE("a kernel that follows the clock by a share is re-rated at every clock change, one that does not keeps its time",
           "[sim][power]") {
   // Alone the GPU draws nothing: the clock stays at the reference, and so does the kernel's time.
   CHECK(attention_beside_gemm(true, 1, false).first.to_ms() == Approx(100).epsilon(1e-9));
