@@ -49,10 +49,11 @@ const hw::GpuSpec* traffic_gpu(const Provenance& p, const hw::GpuSpec& gpu);
 // decides them), BF16 GEMM rates and the FP8 scalings' relative cost (the SMs decide them). Such
 // data may come from another GPU of the same chip (traffic_gpu); every other measurement belongs
 // to its own GPU's profile, except the share of a kernel's time that follows the SM clock
-// (kernels/torch/kernel_clock.py): a memory-bound kernel's share depends on how fast its HBM is
-// against the SMs (one H200 against one H100: RMSNorm's forward 0.50 against 0.30, SwiGLU's
-// 0.35 against 0.04), so it may come from a GPU of the same chip and the same HBM bandwidth
-// (memory_system_gpu: the H100 for the H800).
+// (kernels/torch/kernel_clock.py) and the memory-bound kernels' rates by form
+// (kernels/torch/memory_bound_forms.py): both depend on how fast the HBM is against the SMs (one
+// H200 against one H100: RMSNorm's forward share 0.50 against 0.30, SwiGLU's 0.35 against 0.04),
+// so they may come from a GPU of the same chip and the same HBM bandwidth (memory_system_gpu: the
+// H100 for the H800).
 bool chip_level_measurement(const Provenance& p);
 const hw::GpuSpec* memory_system_gpu(const Provenance& p, const hw::GpuSpec& gpu);
 // Bytes one group of `c` reads, as the traffic model predicts them.

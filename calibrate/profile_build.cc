@@ -397,15 +397,24 @@ KernelClockFit apply_kernel_clock(const MeasurementSet& set, hw::GpuProfile& p) 
 
 void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& gpu, hw::GpuProfile& p) {
   if (set.memory_forms.empty() && set.launch_gaps_us.empty()) return;
-  for (const Provenance& src : set.sources)
-    if (src.program == "kernels/torch/memory_bound_forms.py" && !measured_on(src, gpu.name))
+  // A form's rate is set by the SMs and the HBM together: its own GPU's, or that of one of the
+  // same chip and HBM bandwidth (the H100's for the H800).
+  std::string other;  // the other GPU measured on, if any
+  for (const Provenance& src : set.sources) {
+    if (src.program != "kernels/torch/memory_bound_forms.py") continue;
+    const hw::GpuSpec* on = memory_system_gpu(src, gpu);
+    if (!on)
       throw hw::UserError(src.file, 0, 0, "measured on '" + src.gpu + "', but the profile is for " + gpu.model +
-                                              ": a kernel form's rate is its own GPU's");
+                                              ": a kernel form's rate is that of its own GPU or of a GPU of its chip "
+                                              "and HBM bandwidth");
+    if (on != &gpu) other = on->model;
+  }
   if (!p.kernels.present())
     throw hw::UserError("calibrate", 0, 0, "memory-bound forms need a profile with a kernels section (attention and "
                                            "kernels/torch/memory_bound.py measurements) to add them to");
   const MemoryFormFit f = fit_memory_forms(set);
-  const std::string sources = sources_of(set, "kernels/torch/memory_bound_forms.py");
+  const std::string sources = sources_of(set, "kernels/torch/memory_bound_forms.py") +
+                              (other.empty() ? "" : "; " + other + " has the chip and HBM bandwidth of " + gpu.model);
   apply_memory_forms(f, sources, p);
   for (const Provenance& s : set.sources)
     if (s.program == "kernels/torch/memory_bound_forms.py") name_source(s, p);
@@ -419,7 +428,7 @@ void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& g
   p.memory.hbm_GBps = f.GBps[top];
   p.memory_params["hbm_GBps"] = {
       f.GBps[top], "measured",
-      std::string("the most HBM traffic (read + written) measured on this GPU, the pipeline bench's ") +
+      std::string("the most HBM traffic (read + written) measured on this GPU's memory system, the pipeline bench's ") +
           sim::memory_form_name(static_cast<sim::MemoryForm>(top)) + " kernels by their device time: " + sources};
 }
 

@@ -47,8 +47,8 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
 hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from_gpu, const hw::GpuSpec& to_gpu);
 // Sets the per-form memory-bound rates and the launch gap measured in `set`
 // (kernels/torch/memory_bound_forms.py) on a profile with kernels; nothing when there are none.
-// UserError when they were measured on another GPU than the profile's, or the profile has no
-// kernels section to hold them.
+// UserError when they were measured on a GPU of another chip or HBM bandwidth than the profile's
+// (memory_system_gpu), or the profile has no kernels section to hold them.
 void apply_measured_memory_forms(const MeasurementSet& set, const hw::GpuSpec& gpu, hw::GpuProfile& p);
 // Fits the kernel_clock section from `set`'s kernels timed at two clocks (kernels/torch/kernel_clock.py)
 // onto `p`, whose power section gives the maximum clock and whose kernels section the attention

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "calibrate/measurements.h"
 #include "calibrate/memory_fit.h"
@@ -38,36 +40,45 @@ nlohmann::json summary(const char* what, const calibrate::FitStats& s) {
 }  // namespace
 
 nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::string& scenario_file) {
-  calibrate::MeasurementSet set;
+  // Each file read alone first, for its provenance.
+  std::vector<std::pair<std::string, calibrate::Provenance>> files;  // (path found, its source)
   std::vector<std::string> named;
   for (const std::string& entry : profile.fitted_from) {
     const std::string path = entry.substr(0, entry.find(": "));
     const std::string found = locate(path, scenario_file);
     if (found.empty()) return nullptr;
+    calibrate::MeasurementSet one;
     try {
-      calibrate::read_measurements(found, set);
+      calibrate::read_measurements(found, one);
     } catch (const hw::UserError&) {
       return nullptr;
     }
+    if (one.sources.empty()) return nullptr;
+    files.emplace_back(found, one.sources.front());
     named.push_back(path);
   }
-  if (set.sources.empty()) return nullptr;
+  if (files.empty()) return nullptr;
   const hw::GpuSpec* gpu = nullptr;
   for (const hw::GpuSpec& g : hw::gpu_catalog())
-    if (calibrate::measured_on(set.sources.front(), g.name)) gpu = &g;
+    if (calibrate::measured_on(files.front().second, g.name)) gpu = &g;
   if (!gpu) return nullptr;
   // DRAM bytes and BF16 rates may come from another GPU of the same SMs and L2, as calibrate fit takes them;
-  // the kernels' clock shares from one of the same chip and HBM as the profile's own GPU (calibrate carry
-  // --measured: the H100's for the H800), which validation does not use.
+  // the kernels' clock shares and memory-bound forms from one of the same chip and HBM as the profile's own
+  // GPU (calibrate carry --measured: the H100's for the H800). Those are the own GPU's, not `gpu`'s: they
+  // are left out of the cases checked here.
   const hw::GpuSpec* own = hw::find_gpu(profile.gpu);
-  for (const calibrate::Provenance& src : set.sources) {
-    if (src.program == "kernels/torch/kernel_clock.py") {
-      if (!calibrate::memory_system_gpu(src, *gpu) && !(own && calibrate::memory_system_gpu(src, *own))) return nullptr;
-      continue;
-    }
-    if (calibrate::chip_level_measurement(src) ? !calibrate::traffic_gpu(src, *gpu)
-                                               : !calibrate::measured_on(src, gpu->name))
+  calibrate::MeasurementSet set;
+  for (const auto& [found, src] : files) {
+    const bool memory_system = src.program == "kernels/torch/kernel_clock.py" ||
+                               src.program == "kernels/torch/memory_bound_forms.py";
+    if (memory_system && !calibrate::memory_system_gpu(src, *gpu)) {
+      if (own && calibrate::memory_system_gpu(src, *own)) continue;
       return nullptr;
+    }
+    if (!memory_system && (calibrate::chip_level_measurement(src) ? !calibrate::traffic_gpu(src, *gpu)
+                                                                  : !calibrate::measured_on(src, gpu->name)))
+      return nullptr;
+    calibrate::read_measurements(found, set);
   }
   const hw::GpuProfile* checked = &profile;
   std::string note = "Every case of the measurements the profile names, simulated under the profile; every " +

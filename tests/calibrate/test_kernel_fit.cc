@@ -89,7 +89,7 @@ TEST_CASE("layer ops say which kernel kind they are", "[calibrate][cost]") {
 TEST_CASE("the H200 attention and memory-bound data read and fit as the bundled profile records", "[calibrate][data]") {
   calibrate::MeasurementSet set;
   calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/attention.json", set);
-  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/memory_bound.json", set);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/memory_bound_device_time.json", set);
   REQUIRE(set.sources.size() == 2);
   CHECK(set.sources[0].gpu == "NVIDIA H200");
   CHECK(calibrate::measured_on(set.sources[0], "h200"));
@@ -102,7 +102,13 @@ TEST_CASE("the H200 attention and memory-bound data read and fit as the bundled 
   // Below the BF16 datasheet peak (989 TFLOPS) and HBM (4800 GB/s): what the roofline missed.
   CHECK(f.model.attn_fwd_tflops < 0.7 * 989);
   CHECK(f.model.attn_bwd_tflops < f.model.attn_fwd_tflops);
-  CHECK(f.model.elementwise_GBps < 0.7 * 4800);
+  CHECK(f.model.elementwise_GBps < 4800);
+  // By their kernels' device time the fused kernels run faster than the CUDA events around one
+  // call said (memory_bound.json, the same cases: the events also count the CPU's launch).
+  calibrate::MeasurementSet events;
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/attention.json", events);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/memory_bound.json", events);
+  CHECK(calibrate::fit_kernels(events).model.elementwise_GBps < 0.7 * f.model.elementwise_GBps);
   CHECK(f.attn_fwd.median_error < 0.05);
   CHECK(f.attn_bwd.median_error < 0.10);
 }
@@ -110,7 +116,7 @@ TEST_CASE("the H200 attention and memory-bound data read and fit as the bundled 
 TEST_CASE("validate runs the attention and memory-bound calls through the engine", "[calibrate][data]") {
   calibrate::MeasurementSet set;
   calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/attention.json", set);
-  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/memory_bound.json", set);
+  calibrate::read_measurements(test::source_dir() + "/calibrate/data/h200/memory_bound_device_time.json", set);
   const hw::GpuProfile& p = *hw::find_profile("h200");
   const calibrate::Validation v = calibrate::validate_profile(p, *hw::find_gpu("h200"), set, 4);
   CHECK(v.attention.cases == 20);  // 10 shapes, forward and backward, SDPA's own backend

@@ -39,6 +39,15 @@ calibrate::MemoryFormCase form_case(F f, double bytes, double GBps) {
 
 std::string h100_data(const std::string& file) { return test::source_dir() + "/calibrate/data/h100/" + file; }
 
+// The bundled H200 profile without its measured forms: every form at elementwise_GBps.
+hw::GpuProfile h200_without_forms() {
+  hw::GpuProfile p = *hw::find_profile("h200");
+  p.kernels.form_GBps.fill(0);
+  for (int i = 1; i < sim::kMemoryForms; ++i)
+    p.kernel_params.erase(hw::KernelModel::param_name(hw::KernelModel::form_param(static_cast<F>(i))));
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("memory forms: the fit takes each form's bytes over its time, and the median launch gap", "[calibrate][fit]") {
@@ -58,7 +67,7 @@ TEST_CASE("memory forms: the fit takes each form's bytes over its time, and the 
 }
 
 TEST_CASE("memory forms: a profile times each form at its own rate, the rest at elementwise_GBps, each after the gap", "[calibrate][cost]") {
-  hw::GpuProfile p = *hw::find_profile("h200");
+  hw::GpuProfile p = h200_without_forms();
   REQUIRE(p.kernels.present());
   p.kernels.form_GBps[static_cast<size_t>(F::kLayoutCopy)] = 1500;
   p.kernels.launch_gap_us = 2;
@@ -66,7 +75,7 @@ TEST_CASE("memory forms: a profile times each form at its own rate, the rest at 
   const auto kernel = [](F f) { return sim::GenericCompute{0, 1.5e9, sim::DType::kBf16, sim::ComputeKind::kMemoryBound, f}; };
   const auto us = [&](F f) { return cost.compute_time(0, kernel(f), 132).to_seconds() * 1e6; };
   CHECK(us(F::kLayoutCopy) == Approx(1000).epsilon(1e-9));
-  CHECK(us(F::kNorm) == Approx(1.5e9 / (p.kernels.elementwise_GBps * 1e3)).epsilon(1e-9));
+  CHECK(us(F::kNorm) == Approx(1.5e9 / (p.kernels.elementwise_GBps * 1e3)).epsilon(1e-8));  // whole ps
   CHECK(us(F::kAny) == us(F::kNorm));
   // The gap is idle device before each memory-bound kernel, apart from its time; the GEMM and
   // attention fits count their launch in their calls' time.
@@ -83,13 +92,13 @@ TEST_CASE("memory forms: a memory-bound kernel alone in the engine takes its tim
   const double kernel_us = cost.compute_time(0, {0, 1e8, sim::DType::kBf16, sim::ComputeKind::kMemoryBound, F::kNorm}, 132)
                                .to_seconds() * 1e6;
   const double alone_us =
-      calibrate::simulate_kernel(p, *hw::find_gpu("h200"), {0, 1e8, sim::DType::kBf16, sim::ComputeKind::kMemoryBound})
+      calibrate::simulate_kernel(p, *hw::find_gpu("h200"), {0, 1e8, sim::DType::kBf16, sim::ComputeKind::kMemoryBound, F::kNorm})
           .to_seconds() * 1e6;
   CHECK(alone_us == Approx(kernel_us + 50).epsilon(1e-6));
 }
 
 TEST_CASE("memory forms: a profile writes its forms and gap and reads them back, and a rate of 0 is refused at its value", "[calibrate][profile]") {
-  hw::GpuProfile p = *hw::find_profile("h200");
+  hw::GpuProfile p = h200_without_forms();
   calibrate::MeasurementSet set;
   set.memory_forms.push_back(form_case(F::kConcat, 1e8, 2500));
   set.launch_gaps_us = {1.5};
@@ -181,7 +190,15 @@ TEST_CASE("memory forms: carried on, a measured form keeps its own source, and H
   double top = 0;
   for (double r : h100.kernels.form_GBps) top = std::max(top, r);
   CHECK(h100.memory.hbm_GBps >= top);
-  CHECK(h100.memory_params.at("hbm_GBps").origin == "measured");
+  // A ceiling below the fastest form measured is raised to it, which is then its source.
+  hw::GpuProfile low = h100;
+  low.memory.hbm_GBps = 0.9 * top;
+  calibrate::MeasurementSet forms;
+  calibrate::read_measurements(h100_data("memory_bound_forms.json"), forms);
+  calibrate::apply_measured_memory_forms(forms, *hw::find_gpu("h100"), low);
+  CHECK(low.memory.hbm_GBps == Approx(top));
+  CHECK(low.memory_params.at("hbm_GBps").origin == "measured");
+  CHECK_THAT(low.memory_params.at("hbm_GBps").source, Catch::Matchers::Contains("memory_bound_forms.json"));
   const hw::GpuProfile h800 = calibrate::carry_profile(h100, *hw::find_gpu("h100"), *hw::find_gpu("h800"));
   const hw::ProfileParam& copy = h800.kernel_params.at("layout_copy_GBps");
   CHECK(copy.origin == "carried");
@@ -202,7 +219,7 @@ TEST_CASE("memory forms: a launch gap of 0 is refused as data, since a profile h
                     Catch::Matchers::Contains("gap_us_median must be positive"));
 }
 
-TEST_CASE("calibrate carry --measured takes the target's own forms, and refuses another GPU's", "[calibrate][cli]") {
+TEST_CASE("calibrate carry --measured takes the forms of the target's chip and HBM, and refuses another HBM's", "[calibrate][cli]") {
   test::TempDir tmp;
   const test::RunOutput ok = test::run_clustersim({"calibrate", "carry", "h200", "--to", "h100", "--measured",
                                                    h100_data("memory_bound_forms.json"), "-o", tmp.file("h100.yaml")});
@@ -211,11 +228,22 @@ TEST_CASE("calibrate carry --measured takes the target's own forms, and refuses 
   CHECK(p.kernel_params.at("layout_copy_GBps").origin == "measured");
   CHECK(p.kernel_params.at("elementwise_GBps").origin == "carried");
   CHECK(p.kernels.launch_gap_us > 0);
-  const test::RunOutput bad = test::run_clustersim({"calibrate", "carry", "h200", "--to", "h800", "--measured",
-                                                    h100_data("memory_bound_forms.json"), "-o", tmp.file("h800.yaml")});
+  // The H800 is the H100's chip with the H100's HBM: the H100's forms are its own, and say so.
+  const test::RunOutput h800 = test::run_clustersim({"calibrate", "carry", "h200", "--to", "h800", "--measured",
+                                                     h100_data("memory_bound_forms.json"), "-o", tmp.file("h800.yaml")});
+  REQUIRE(h800.exit_code == 0);
+  const hw::ProfileParam& copy = hw::load_profile(tmp.file("h800.yaml")).kernel_params.at("layout_copy_GBps");
+  CHECK(copy.origin == "measured");
+  CHECK(copy.value == Approx(p.kernels.form_GBps[static_cast<size_t>(F::kLayoutCopy)]));
+  CHECK_THAT(copy.source, Catch::Matchers::Contains("NVIDIA H100 SXM5 80GB has the chip and HBM bandwidth of NVIDIA H800"));
+  // The H200's HBM is not the H800's.
+  const test::RunOutput bad =
+      test::run_clustersim({"calibrate", "carry", "h200", "--to", "h800", "--measured",
+                            test::source_dir() + "/calibrate/data/h200/memory_bound_forms.json", "-o", tmp.file("bad.yaml")});
   CHECK(bad.exit_code == 2);
-  CHECK_THAT(bad.err, Catch::Matchers::Contains("measured on 'NVIDIA H100"));
-  CHECK(!std::ifstream(tmp.file("h800.yaml")).good());
+  CHECK_THAT(bad.err, Catch::Matchers::Contains("measured on 'NVIDIA H200'"));
+  CHECK_THAT(bad.err, Catch::Matchers::Contains("of a GPU of its chip and HBM bandwidth"));
+  CHECK(!std::ifstream(tmp.file("bad.yaml")).good());
   // A file with no forms in it would change nothing: refused, not silently accepted.
   const test::RunOutput none = test::run_clustersim({"calibrate", "carry", "h200", "--to", "h100", "--measured",
                                                      h100_data("pipeline_step.json"), "-o", tmp.file("none.yaml")});

@@ -37,16 +37,18 @@ TEST_CASE("the bundled H100, H200 and H800 profiles name a source for every para
         INFO(gpu << " " << name);
         CHECK(!q.source.empty());
         CHECK(q.value > 0);
-        // Carried profiles: their own GPU measured nothing of them, but for the H100's memory-bound
-        // forms and launch gap (calibrate carry --measured, from calibrate/data/h100/), and its HBM
-        // ceiling, which the fastest of those forms raised.
-        const bool h100_own =
-            std::string(gpu) == "h100" &&
-            ((params == &p->kernel_params && (name == "launch_gap_us" || name.find("_GBps") + 5 == name.size()) &&
-              name != "elementwise_GBps") ||
-             (params == &p->memory_params && name == "hbm_GBps"));
-        if (std::string(gpu) != "h200" && !h100_own) CHECK(q.origin != "measured");
-        if (h100_own) CHECK(q.origin == "measured");
+        // Carried profiles: their own GPU measured nothing of them, but for the memory-bound forms
+        // and launch gap (calibrate carry --measured: the H100's, calibrate/data/h100/, for the H100
+        // and for the H800, its chip and HBM), and the HBM ceiling where the fastest of those forms
+        // raised it.
+        const std::string g = gpu;
+        const bool forms = g != "h200" && params == &p->kernel_params &&
+                           (name == "launch_gap_us" || name.find("_GBps") + 5 == name.size()) && name != "elementwise_GBps";
+        const double top = *std::max_element(p->kernels.form_GBps.begin(), p->kernels.form_GBps.end());
+        const bool raised = g != "h200" && params == &p->memory_params && name == "hbm_GBps" && q.value == top;
+        if (g != "h200" && !forms && !raised) CHECK(q.origin != "measured");
+        if (forms || raised) CHECK(q.origin == "measured");
+        if (params == &p->memory_params && name == "hbm_GBps") CHECK(q.value >= top);
       }
   }
 }
@@ -63,6 +65,16 @@ TEST_CASE("the H800 profile is the H200's with HBM and NVLink scaled by the data
   CHECK(h800.power.window_ms == h200.power.window_ms);            // the same chip and 700 W limit
   CHECK(h800.power_params.at("limit_W").origin == "carried");
   CHECK(h800.memory.hbm_GBps == Approx(h200.memory.hbm_GBps * 3350 / 4800));
+  // The memory-bound forms and the launch gap are the H100's measured ones (its chip and HBM), as
+  // the bundled H100 profile holds them, not the H200's scaled by the HBM ratio: that would give
+  // the loss forward, which HBM does not bound (1.35 TB/s on both GPUs), 0.94.
+  const hw::GpuProfile& h100 = *hw::find_profile("h100");
+  for (int i = 1; i < sim::kMemoryForms; ++i) {
+    INFO(sim::memory_form_name(static_cast<sim::MemoryForm>(i)));
+    CHECK(h800.kernels.form_GBps[i] == h100.kernels.form_GBps[i]);
+  }
+  CHECK(h800.kernels.form_GBps[static_cast<size_t>(sim::MemoryForm::kLoss)] > 1300);
+  CHECK(h800.kernels.launch_gap_us == h100.kernels.launch_gap_us);
   // carry_profile reproduces the bundled file.
   const hw::GpuProfile again = calibrate::carry_profile(h200, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
   CHECK(again.comm.nvlink_GBps == Approx(h800.comm.nvlink_GBps).epsilon(1e-9));
@@ -212,7 +224,7 @@ TEST_CASE("the H200 profile carried to the H100 predicts our H100 measurements: 
   calibrate::MeasurementSet set;
   const std::string dir = test::source_dir() + "/calibrate/data/h100/";
   calibrate::read_measurements(dir + "fp8_gemm.json", set);
-  calibrate::read_measurements(dir + "memory_bound.json", set);
+  calibrate::read_measurements(dir + "memory_bound_device_time.json", set);
   const calibrate::Validation v = calibrate::validate_profile(h100, *hw::find_gpu("h100"), set, 4);
   CHECK(v.gemm_held.cases == 56);
   CHECK(v.gemm_all.cases == 224);
@@ -223,7 +235,9 @@ TEST_CASE("the H200 profile carried to the H100 predicts our H100 measurements: 
   // plain max before the overlap exponent).
   CHECK(v.gemm_all.worst_error < 0.25);
   CHECK(v.memory_bound.cases == 8);
-  CHECK(v.memory_bound.median_error < 0.15);  // 12.2%: HBM scaled by 3.35 / 4.8 (the H200's own: 11.4%)
+  // 1.8% by the kernels' device time, HBM scaled by 3.35 / 4.8 (12.2% when both GPUs' rates were
+  // CUDA events around one call, which count the CPU's launch).
+  CHECK(v.memory_bound.median_error < 0.05);
   // The sustained clock the H800 profile assumes is the H200's: the H100 under the overlap
   // bench's load holds within 3% of it, and its GEMM sweep within 3% of the sweep's.
   const double sustained = calibrate::loaded_mean_MHz(calibrate::read_clock_log(dir + "overlap_clocks.log"));
@@ -242,12 +256,14 @@ TEST_CASE("the carried H100 profile predicts the H100's GEMM / copy overlap: HBM
   calibrate::read_measurements(test::source_dir() + "/calibrate/data/h100/overlap.json", set);
   const calibrate::Validation v = calibrate::validate_profile(h100, *hw::find_gpu("h100"), set, 4);
   CHECK(v.overlap.cases == 16);
-  // 5.8% median, 14.1% worst, with the copy's slowdown beside GEMMs fitted on the H200 (7.2% and
-  // 13.6% without it; 6.8% and 14.2% while a GEMM counted its own stream's predecessor as other
-  // HBM traffic, before a wave's tiles ran out of phase; 15.8% and 36% with max-min sharing of
+  // 6.0% median, 15.6% worst (48 SMs of copies: the model's GEMMs too fast), with the copy's
+  // slowdown beside GEMMs fitted on the H200 and the H200's HBM ceiling the SwiGLU forward's 4.38
+  // TB/s by device time (5.8% and 14.1% under the 4.23 TB/s copy's; 7.2% and 13.6% without the
+  // slowdown; 6.8% and 14.2% while a GEMM counted its own stream's predecessor as other HBM
+  // traffic, before a wave's tiles ran out of phase; 15.8% and 36% with max-min sharing of
   // compulsory bytes).
   CHECK(v.overlap.median_error < 0.065);
-  CHECK(v.overlap.worst_error < 0.15);
+  CHECK(v.overlap.worst_error < 0.165);
   for (const auto& o : v.optima) CHECK(o.steps_apart <= 1);
 }
 
