@@ -49,7 +49,7 @@ sim::GemmShape gemm_shape(const json& c, const char* k_key, const std::string& f
 void read_gemms(const json& d, int source, const std::string& file, MeasurementSet& set) {
   const json& bench = field(d, "bench", file, "the file");
   const int sm_total = static_cast<int>(num(bench, "sm_total", file, "bench"));
-  int used = 0, other_scaling = 0, other_method = 0, unchecked = 0, clocked = 0;
+  int used = 0, other_scaling = 0, other_method = 0, unchecked = 0, clocked = 0, probed = 0;
   const json& cases = field(d, "cases", file, "the file");
   for (size_t i = 0; i < cases.size(); ++i) {
     const json& c = cases[i];
@@ -70,9 +70,14 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
     g.time_us = num(c, "median_us", file, where);
     g.p10_us = num(c, "p10_us", file, where);
     g.p90_us = num(c, "p90_us", file, where);
-    // The median of the samples: the clock ramps within a case, and the median follows the runs.
-    if (c.contains("clocks") && num(c["clocks"], "samples", file, where + ".clocks") > 0)
+    // The clock read on the SMs right after each run where probed (--probe-clocks), else NVML's
+    // median sample: NVML lags a short case (kernels/fp8_gemm/clock_probe.h).
+    if (c.contains("sm_clock_probed") && num(c["sm_clock_probed"], "probes", file, where + ".sm_clock_probed") > 0) {
+      g.clock_MHz = num(c["sm_clock_probed"], "mhz_median", file, where + ".sm_clock_probed");
+      ++probed;
+    } else if (c.contains("clocks") && num(c["clocks"], "samples", file, where + ".clocks") > 0) {
       g.clock_MHz = num(c["clocks"], "sm_mhz_median", file, where + ".clocks");
+    }
     clocked += g.clock_MHz > 0;
     g.index = static_cast<int>(i);
     g.source = source;
@@ -81,7 +86,9 @@ void read_gemms(const json& d, int source, const std::string& file, MeasurementS
   }
   std::ostringstream note;
   note << file << ": " << used << " FP8 GEMM cases (block scaling, SM partitions)";
-  if (clocked) note << ", " << clocked << " with their SM clock sampled (fit and validate take them at it where the profile has clocks)";
+  if (clocked)
+    note << ", " << clocked << " with their SM clock " << (probed == clocked ? "probed on the SMs" : probed > 0 ? "probed or sampled" : "sampled by NVML")
+         << " (fit and validate take them at it where the profile has clocks)";
   if (other_scaling) note << "; " << other_scaling << " with other scaling left out";
   if (other_method) note << "; " << other_method << " with SM target or green context alone left out";
   if (unchecked) note << "; " << unchecked << " unchecked left out";

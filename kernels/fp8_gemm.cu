@@ -53,6 +53,7 @@ struct Options {
   int flush_mib = 256;
   std::string scaling = "auto";
   bool sample_clocks = false;  // --sample-clocks
+  bool probe_clocks = false;   // --probe-clocks
   bool compact = false;
 };
 
@@ -70,6 +71,7 @@ void print_usage() {
       "  --warmup N         untimed runs first (default 3)\n"
       "  --flush-mib N      buffer written before each run to make L2 cold (default 256)\n"
       "  --sample-clocks    poll the SM clock, power and power-cap state (NVML, every ms) over each case's timed runs\n"
+      "  --probe-clocks     read the SM clock on the SMs right after each timed run (clock64 over the global timer)\n"
       "  --compact          JSON on one line\n"
       "Exit codes: 0 done, 1 error, 2 no usable GPU or driver, 3 a result disagreed with the reference.\n",
       kProgram, kSchemaVersion);
@@ -93,6 +95,10 @@ std::string parse_args(int argc, char** argv, Options& o, bool& help) {
     }
     if (a == "--sample-clocks") {
       o.sample_clocks = true;
+      continue;
+    }
+    if (a == "--probe-clocks") {
+      o.probe_clocks = true;
       continue;
     }
     const char* v = next();
@@ -235,6 +241,8 @@ int run(int argc, char** argv) {
   } handle_guard{handle};
   const fg::DeviceBuffer workspace(kWorkspaceBytes);
   const fg::DeviceBuffer flush(static_cast<std::size_t>(opt.flush_mib) << 20);
+  std::unique_ptr<fg::ClockProbes> probes;
+  if (opt.probe_clocks) probes = std::make_unique<fg::ClockProbes>(opt.runs);
   std::fprintf(stderr, "%s: cuBLASLt %zu; %d timed runs per case after %d warm-up runs, %d MiB written before each\n",
                kProgram, cublasLtGetVersion(), opt.runs, opt.warmup, opt.flush_mib);
 
@@ -335,9 +343,8 @@ int run(int argc, char** argv) {
           if (rec.scaling == fg::Scaling::kBlock) diagnose_scale_reading(ops, gemm, p->stream);
           return cs::kernels::kExitCheckFailed;
         }
-        rec.timing = fg::time_gemm(gemm, *p, flush, opt.warmup, opt.runs, [&] {
-          if (sampler) sampler->start();
-        });
+        rec.timing = fg::time_gemm(
+            gemm, *p, flush, opt.warmup, opt.runs, [&] { if (sampler) sampler->start(); }, probes.get());
         if (sampler) rec.clocks = sampler->stop();
         std::fprintf(stderr, "  %s\n", fg::deepgemm_line(rec).c_str());
         cases.push_back(rec);
@@ -362,6 +369,9 @@ int run(int argc, char** argv) {
   w.field("clock_sampling", opt.sample_clocks ? "NVML every 1 ms over each case's timed runs (the L2 flushes between "
                                                 "them included), from the end of its warm-up"
                                               : "off");
+  w.field("clock_probing", opt.probe_clocks ? "one thread spinning 100000 SM cycles (clock64) over the global timer's "
+                                              "nanoseconds, right after each timed run, outside its events"
+                                            : "off");
   w.key("partitions").begin_array();
   for (int s : green_limits) {
     const fg::Partition* p = parts.green(s);

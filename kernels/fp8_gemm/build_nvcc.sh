@@ -13,6 +13,8 @@ for f in sm_partition lt_matmul timing report; do
 done
 "$nvcc" "${cu_flags[@]}" -c "$src/fp8_gemm/operands.cu" -o "$out/obj/operands.o" &
 pids+=($!)
+"$nvcc" "${cu_flags[@]}" -c "$src/fp8_gemm/clock_probe.cu" -o "$out/obj/clock_probe.o" &
+pids+=($!)
 "$nvcc" "${cu_flags[@]}" -c "$src/fp8_gemm.cu" -o "$out/obj/fp8_gemm.o" &
 pids+=($!)
 for p in "${pids[@]}"; do wait "$p"; done

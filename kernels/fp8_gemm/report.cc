@@ -82,6 +82,15 @@ void write_case(JsonWriter& w, const CaseRecord& c) {
     w.key("clocks");
     write_clock_summary(w, *c.clocks);
   }
+  if (c.timing.probes > 0) {
+    w.key("sm_clock_probed")
+        .begin_object(true)
+        .field("probes", c.timing.probes)
+        .field("mhz_median", c.timing.probe_MHz_median)
+        .field("mhz_p10", c.timing.probe_MHz_p10)
+        .field("mhz_p90", c.timing.probe_MHz_p90)
+        .end_object();
+  }
   w.end_object();
 }
 

@@ -29,11 +29,14 @@ void enqueue_or_throw(const LtGemm& gemm, cudaStream_t stream) {
 }  // namespace
 
 Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, int warmup, int runs,
-                 const std::function<void()>& after_warmup) {
+                 const std::function<void()>& after_warmup, ClockProbes* probes) {
   if (runs < 1 || static_cast<std::size_t>(runs) > p.start_events.size()) {
     throw std::runtime_error("time_gemm: " + std::to_string(runs) + " runs asked for, " +
                              std::to_string(p.start_events.size()) + " event pairs made");
   }
+  if (probes && probes->size() < runs)
+    throw std::runtime_error("time_gemm: " + std::to_string(runs) + " runs, room for " + std::to_string(probes->size()) +
+                             " clock probes");
   for (int i = 0; i < warmup; ++i) enqueue_or_throw(gemm, p.stream);
   if (after_warmup) {
     CS_CUDA_CHECK(cudaStreamSynchronize(p.stream));
@@ -46,6 +49,7 @@ Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, in
     CS_CUDA_CHECK(cudaEventRecord(p.start_events[u], p.stream));
     enqueue_or_throw(gemm, p.stream);
     CS_CUDA_CHECK(cudaEventRecord(p.stop_events[u], p.stream));
+    if (probes) probes->enqueue(i, p.stream);
   }
   CS_CUDA_CHECK(cudaStreamSynchronize(p.stream));
   std::vector<double> us(static_cast<std::size_t>(runs));
@@ -62,6 +66,15 @@ Timing time_gemm(const LtGemm& gemm, Partition& p, const DeviceBuffer& flush, in
   t.p90_us = quantile(us, 0.9);
   t.min_us = *std::min_element(us.begin(), us.end());
   t.max_us = *std::max_element(us.begin(), us.end());
+  if (probes) {
+    std::vector<double> mhz = probes->read_MHz();
+    mhz.resize(static_cast<std::size_t>(runs));
+    mhz.erase(std::remove(mhz.begin(), mhz.end(), 0.0), mhz.end());
+    t.probes = static_cast<int>(mhz.size());
+    t.probe_MHz_median = quantile(mhz, 0.5);
+    t.probe_MHz_p10 = quantile(mhz, 0.1);
+    t.probe_MHz_p90 = quantile(mhz, 0.9);
+  }
   return t;
 }
 

@@ -8,7 +8,7 @@ for f in fp8_gemm/sm_partition fp8_gemm/lt_matmul fp8_gemm/timing overlap/green_
   g++ "${cxx_flags[@]}" -c "$src/$f.cc" -o "$out/obj/$(basename $f).o" &
   pids+=($!)
 done
-for f in fp8_gemm/operands overlap/device_work overlap; do
+for f in fp8_gemm/operands fp8_gemm/clock_probe overlap/device_work overlap; do
   "$nvcc" "${cu_flags[@]}" -c "$src/$f.cu" -o "$out/obj/$(basename $f).o" &
   pids+=($!)
 done
