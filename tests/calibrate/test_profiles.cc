@@ -179,10 +179,10 @@ TEST_CASE("a GEMM overlap exponent below 1 is refused at its value, and without 
   const auto [t, h] = parts(bundled);
   CHECK(hw::gemm_model_us(bundled, g, 64) == Approx(bundled.launch_us + hw::gemm_bound_us(bundled, t, h) + bundled.split_k_us));
   CHECK(hw::gemm_model_us(bundled, g, 64) > bundled.launch_us + std::max(t, h) + bundled.split_k_us + 1.0);
-  // The combination itself: the max without an exponent; with the H200's (3.6) 4 (1 + 0.75^3.6)^(1/3.6).
+  // The combination itself: the max without an exponent; with the H200's (3.15) 4 (1 + 0.75^3.15)^(1/3.15).
   CHECK(hw::gemm_bound_us(p.gemm, 3.0, 4.0) == 4.0);
-  CHECK(bundled.hbm_overlap_exponent == Approx(3.6).margin(0.01));
-  CHECK(hw::gemm_bound_us(bundled, 3.0, 4.0) == Approx(4.35).margin(0.01));
+  CHECK(bundled.hbm_overlap_exponent == Approx(3.15).margin(0.01));
+  CHECK(hw::gemm_bound_us(bundled, 3.0, 4.0) == Approx(4.455).margin(0.01));
   CHECK(hw::gemm_bound_us(bundled, 0.0, 4.0) == 4.0);
 }
 
@@ -202,16 +202,20 @@ TEST_CASE("a profile with a parameter missing its source is refused at its line"
 TEST_CASE("the H200 profile predicts held-out H200 measurements through the simulator", "[calibrate][data]") {
   calibrate::MeasurementSet set;
   const std::string dir = test::source_dir() + "/calibrate/data/h200/";
-  calibrate::read_measurements(dir + "fp8_gemm.json", set);
+  // The sweeps the bundled profile is fitted on, each case at the SM clock read on the SMs.
+  calibrate::read_measurements(dir + "fp8_gemm_probed_falling.json", set);
+  calibrate::read_measurements(dir + "fp8_gemm_probed_rising.json", set);
   calibrate::read_measurements(dir + "all_to_all.json", set);
+  for (const auto& g : set.gemms) CHECK(g.clock_MHz > 0);
   const calibrate::Validation v = calibrate::validate_profile(*hw::find_profile("h200"), *hw::find_gpu("h200"), set, 4);
   CHECK(v.comm_held.cases == 48);
   CHECK(v.comm_held.median_error < 0.10);  // the issue's bound for all-to-alls
-  CHECK(v.gemm_held.cases == 56);
-  CHECK(v.gemm_held.median_error < 0.05);  // the issue's bound
-  // Today's worst held-out GEMM is 17.8% (the issue asks 10%): cuBLASLt's split-K choices on
-  // partitions and the 112-SM partition's large shapes miss. A guard, not the target.
-  CHECK(v.gemm_held.worst_error < 0.20);
+  CHECK(v.gemm_held.cases == 224);
+  CHECK(v.gemm_held.median_error < 0.025);  // 1.6% (the issue asks 5%)
+  // Today's worst held-out GEMM is 11.4% (the issue asks 10%): 128 x 4096 x 7168 split in k on
+  // 64-112 SMs, which runs faster the more SMs its partition has though its 64 units fill only 64
+  // (17.8% before the GEMM's overlap exponent, 13.1% on the sweep without clocks). A guard.
+  CHECK(v.gemm_held.worst_error < 0.12);
   for (const auto& c : v.cases) CHECK(!c.beyond_range);
 }
 

