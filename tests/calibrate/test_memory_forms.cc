@@ -232,7 +232,8 @@ TEST_CASE("calibrate carry --measured takes the forms of the target's chip and H
   const test::RunOutput h800 = test::run_clustersim({"calibrate", "carry", "h200", "--to", "h800", "--measured",
                                                      h100_data("memory_bound_forms.json"), "-o", tmp.file("h800.yaml")});
   REQUIRE(h800.exit_code == 0);
-  const hw::ProfileParam& copy = hw::load_profile(tmp.file("h800.yaml")).kernel_params.at("layout_copy_GBps");
+  const hw::GpuProfile carried = hw::load_profile(tmp.file("h800.yaml"));
+  const hw::ProfileParam& copy = carried.kernel_params.at("layout_copy_GBps");
   CHECK(copy.origin == "measured");
   CHECK(copy.value == Approx(p.kernels.form_GBps[static_cast<size_t>(F::kLayoutCopy)]));
   CHECK_THAT(copy.source, Catch::Matchers::Contains("NVIDIA H100 SXM5 80GB has the chip and HBM bandwidth of NVIDIA H800"));
