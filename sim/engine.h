@@ -19,6 +19,9 @@ class Engine {
   // Schedules `cb` after delay d (0 <= d < 2^62 ps) from now().
   EventId after(Time d, Callback cb) { return at(now_ + d, std::move(cb)); }
   void cancel(EventId id) { queue_.cancel(id); }
+  // Moves a pending event to absolute time t (now() <= t <= 2^62 ps), as cancel(id) and at(t, its
+  // callback) would; false when it already fired or was cancelled.
+  bool reschedule(EventId id, Time t);
   // Runs events in (time, insertion) order until none is left or stop() is called.
   void run();
   // Makes run() return after the current event; pending events stay queued.

@@ -23,18 +23,25 @@ EventId EventQueue::push(Time t, Callback cb) {
   s.live = true;
   heap_.push_back(Entry{t, next_seq_++, slot});
   sift_up(heap_.size() - 1);
-  ++live_;
   return EventId{slot, s.generation};
 }
 
 void EventQueue::cancel(EventId id) {
-  if (!id.valid() || id.slot >= slots_.size()) return;
-  Slot& s = slots_[id.slot];
-  if (s.generation != id.generation || !s.live) return;
-  s.live = false;
-  s.cb = nullptr;  // release captured state now, not when the entry surfaces
-  --live_;
-  if (++dead_ > live_ && dead_ > 1024) compact();
+  if (!pending(id)) return;
+  remove_at(slots_[id.slot].pos);
+  release(id.slot);  // releases captured state now
+}
+
+bool EventQueue::reschedule(EventId id, Time t) {
+  if (!pending(id)) return false;
+  const size_t i = slots_[id.slot].pos;
+  const Entry moved{t, next_seq_++, id.slot};
+  // The fresh sequence number is the largest yet: the entry can only move up if its time fell.
+  const bool up = t < heap_[i].t;
+  heap_[i] = moved;
+  if (up) sift_up(i);
+  else sift_down(i);
+  return true;
 }
 
 void EventQueue::release(uint32_t slot) {
@@ -45,40 +52,24 @@ void EventQueue::release(uint32_t slot) {
   free_slots_.push_back(slot);
 }
 
-void EventQueue::compact() {
-  size_t kept = 0;
-  for (const Entry& e : heap_) {
-    if (slots_[e.slot].live) heap_[kept++] = e;
-    else release(e.slot);
-  }
-  heap_.resize(kept);
-  dead_ = 0;
-  // Floyd's heap construction; the (time, seq) keys keep the pop order exactly as before.
-  if (heap_.size() > 1)
-    for (size_t i = (heap_.size() - 2) / kArity + 1; i-- > 0;) sift_down(i);
+void EventQueue::remove_at(size_t i) {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  if (i == heap_.size()) return;
+  // The last entry takes the hole; it may belong above or below it.
+  const bool up = before(last, heap_[i]);
+  heap_[i] = last;
+  if (up) sift_up(i);
+  else sift_down(i);
 }
 
 Time EventQueue::pop(Callback& out) {
-  assert(live_ > 0);
-  for (;;) {
-    const Entry top = heap_.front();
-    pop_top();
-    Slot& s = slots_[top.slot];
-    const bool live = s.live;
-    if (live) out = std::move(s.cb);
-    release(top.slot);
-    if (live) {
-      --live_;
-      return top.t;
-    }
-    --dead_;
-  }
-}
-
-void EventQueue::pop_top() {
-  heap_.front() = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) sift_down(0);
+  assert(!heap_.empty());
+  const Entry top = heap_.front();
+  remove_at(0);
+  out = std::move(slots_[top.slot].cb);
+  release(top.slot);
+  return top.t;
 }
 
 void EventQueue::sift_up(size_t i) {
@@ -86,10 +77,10 @@ void EventQueue::sift_up(size_t i) {
   while (i > 0) {
     size_t parent = (i - 1) / kArity;
     if (!before(e, heap_[parent])) break;
-    heap_[i] = heap_[parent];
+    place(i, heap_[parent]);
     i = parent;
   }
-  heap_[i] = e;
+  place(i, e);
 }
 
 void EventQueue::sift_down(size_t i) {
@@ -103,10 +94,10 @@ void EventQueue::sift_down(size_t i) {
     for (size_t c = first + 1; c < last; ++c)
       if (before(heap_[c], heap_[best])) best = c;
     if (!before(heap_[best], e)) break;
-    heap_[i] = heap_[best];
+    place(i, heap_[best]);
     i = best;
   }
-  heap_[i] = e;
+  place(i, e);
 }
 
 }  // namespace cs::sim

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -51,6 +52,20 @@ double queue_share(double offered, double capacity, double exponent) {
   const double x = offered / capacity;
   return x > 1 ? std::pow(1 + std::pow(x, -exponent), -1 / exponent) / x
                : std::pow(1 + std::pow(x, exponent), -1 / exponent);
+}
+
+double FlowNetwork::remembered_queue_share(double offered, double capacity, double exponent) {
+  uint64_t a, b, c;
+  std::memcpy(&a, &offered, 8);
+  std::memcpy(&b, &capacity, 8);
+  std::memcpy(&c, &exponent, 8);
+  const uint64_t h = (a ^ (b * 0xbf58476d1ce4e5b9ull) ^ (c * 0x94d049bb133111ebull)) * 0x9e3779b97f4a7c15ull;
+  ShareMemo& m = share_memo_[h >> (64 - kShareMemoBits)];
+  // Equal values give equal shares (the only equal doubles of other bits, 0 and -0, both give the
+  // edge case); a NaN never matches and is recomputed.
+  if (m.offered == offered && m.capacity == capacity && m.exponent == exponent) return m.share;
+  m = {offered, capacity, exponent, queue_share(offered, capacity, exponent)};
+  return m.share;
 }
 
 void FlowNetwork::set_saturation(LinkId id, double exponent) {
@@ -261,7 +276,7 @@ void FlowNetwork::reallocate() {
     for (size_t i = 0; i < comp_links_.size(); ++i) {
       const Link& link = links_[comp_links_[i]];
       problem_.link_capacity[i] = link.capacity;
-      share[i] = link.saturation > 0 ? queue_share(share[i], link.capacity, link.saturation) : 1.0;
+      share[i] = link.saturation > 0 ? remembered_queue_share(share[i], link.capacity, link.saturation) : 1.0;
     }
     for (size_t f = 0; f < comp_flows_.size(); ++f) {
       if (!std::isfinite(asked_[f])) continue;
@@ -298,11 +313,14 @@ void FlowNetwork::reallocate() {
 
 void FlowNetwork::reschedule(uint32_t f) {
   Flow& flow = flows_[f];
-  engine_.cancel(flow.done_event);
-  flow.done_event = EventId{};
-  if (flow.rate <= 0) return;  // stalled until a capacity or cap changes
+  if (flow.rate <= 0) {  // stalled until a capacity or cap changes
+    engine_.cancel(flow.done_event);
+    flow.done_event = EventId{};
+    return;
+  }
   const Time dt = Time::from_seconds_ceil(flow.remaining / flow.rate);
-  flow.done_event = engine_.after(dt, [this, f] { complete(f); });
+  if (!engine_.reschedule(flow.done_event, engine_.now() + dt))
+    flow.done_event = engine_.after(dt, [this, f] { complete(f); });
 }
 
 void FlowNetwork::settle_link(Link& link) {

@@ -6,70 +6,87 @@ namespace cs::sim {
 
 namespace {
 
-// FNV-style over whole 64-bit words, then a final avalanche: a few instructions per word, since
-// hashing runs at every reallocation. A hit is confirmed by comparing bits, so a weak hash can
-// cost a comparison but never a wrong answer.
+// Appends the bits of `v` as whole 64-bit words (the last one zero-padded).
 template <typename T>
-uint64_t hash_words(uint64_t h, const std::vector<T>& v) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(v.data());
-  const size_t n = v.size() * sizeof(T);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, bytes + i, 8);
-    h = (h ^ w) * 0x100000001b3ull;
-  }
-  if (i < n) {
-    uint64_t w = 0;
-    std::memcpy(&w, bytes + i, n - i);
-    h = (h ^ w) * 0x100000001b3ull;
-  }
-  return (h ^ n) * 0x9e3779b97f4a7c15ull;
+void append_words(std::vector<uint64_t>& key, const std::vector<T>& v) {
+  const size_t bytes = v.size() * sizeof(T);
+  const size_t at = key.size();
+  key.resize(at + (bytes + 7) / 8, 0);
+  if (bytes > 0) std::memcpy(key.data() + at, v.data(), bytes);
 }
 
-// Over bit patterns, like the comparison below: 0.0 and -0.0 are different problems here.
-uint64_t hash_of(const MaxMinProblem& p) {
+// The key: the four sizes, then the arrays' bits (0.0 and -0.0 are different problems here).
+void make_key(const MaxMinProblem& p, std::vector<uint64_t>& key) {
+  key.clear();
+  key.push_back(p.link_capacity.size() | uint64_t{p.flow_cap.size()} << 32);
+  key.push_back(p.path_begin.size() | uint64_t{p.path_link.size()} << 32);
+  append_words(key, p.link_capacity);
+  append_words(key, p.flow_cap);
+  append_words(key, p.path_begin);
+  append_words(key, p.path_link);
+}
+
+// FNV-style over whole words, then a final avalanche: a few instructions per word, since hashing
+// runs at every reallocation. A hit is confirmed by comparing bits, so a weak hash can cost a
+// comparison but never a wrong answer.
+uint64_t hash_of(const std::vector<uint64_t>& key) {
   uint64_t h = 0xcbf29ce484222325ull;
-  h = hash_words(h, p.link_capacity);
-  h = hash_words(h, p.flow_cap);
-  h = hash_words(h, p.path_begin);
-  h = hash_words(h, p.path_link);
+  for (uint64_t w : key) h = (h ^ w) * 0x100000001b3ull;
   h ^= h >> 29;
   h *= 0xbf58476d1ce4e5b9ull;
   return h ^ (h >> 32);
 }
 
-template <typename T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
-bool same(const MaxMinProblem& a, const MaxMinProblem& b) {
-  return same_bits(a.link_capacity, b.link_capacity) && same_bits(a.flow_cap, b.flow_cap) &&
-         same_bits(a.path_begin, b.path_begin) && same_bits(a.path_link, b.path_link);
-}
-
 }  // namespace
 
+void MaxMinMemo::forget() {
+  keys_.clear();
+  entries_.clear();
+  table_.assign(table_.size(), 0);
+  stored_bytes_ = 0;
+}
+
+void MaxMinMemo::grow() {
+  table_.assign(table_.empty() ? 1024 : table_.size() * 2, 0);
+  const size_t mask = table_.size() - 1;
+  for (size_t e = 0; e < entries_.size(); ++e) {
+    size_t i = entries_[e].hash & mask;
+    while (table_[i] != 0) i = (i + 1) & mask;
+    table_[i] = static_cast<uint32_t>(e + 1);
+  }
+}
+
 const std::vector<double>& MaxMinMemo::solve(const MaxMinProblem& p) {
-  const uint64_t h = hash_of(p);
-  const auto [lo, hi] = by_hash_.equal_range(h);
-  for (auto it = lo; it != hi; ++it)
-    if (same(entries_[it->second].problem, p)) return entries_[it->second].rates;
+  make_key(p, key_);
+  const uint64_t h = hash_of(key_);
+  if (table_.empty()) grow();
+  size_t mask = table_.size() - 1;
+  size_t i = h & mask;
+  for (; table_[i] != 0; i = (i + 1) & mask) {
+    const Entry& e = entries_[table_[i] - 1];
+    if (e.hash == h && e.key_words == key_.size() &&
+        std::memcmp(keys_.data() + e.key_begin, key_.data(), key_.size() * sizeof(uint64_t)) == 0)
+      return e.rates;
+  }
 
   const std::vector<double>& rates = solver_.solve(p);
-  const size_t bytes = (p.link_capacity.size() + p.flow_cap.size() + rates.size()) * sizeof(double) +
-                       (p.path_begin.size() + p.path_link.size()) * sizeof(uint32_t) + sizeof(Entry);
+  const size_t bytes = (key_.size() + rates.size()) * sizeof(uint64_t) + sizeof(Entry) + 2 * sizeof(uint32_t);
   if (stored_bytes_ + bytes > kMaxStoredBytes) {
     // Memory stays bounded when problems never repeat; forgetting changes no result.
-    by_hash_.clear();
-    entries_.clear();
-    stored_bytes_ = 0;
+    forget();
+    i = h & mask;
+  }
+  if (2 * (entries_.size() + 1) > table_.size()) {  // at most half full: probes stay short
+    grow();
+    mask = table_.size() - 1;
+    i = h & mask;
+    while (table_[i] != 0) i = (i + 1) & mask;
   }
   stored_bytes_ += bytes;
-  by_hash_.emplace(h, static_cast<uint32_t>(entries_.size()));
-  entries_.push_back(Entry{p, rates});
-  return rates;
+  entries_.push_back(Entry{h, keys_.size(), key_.size(), rates});
+  keys_.insert(keys_.end(), key_.begin(), key_.end());
+  table_[i] = static_cast<uint32_t>(entries_.size());
+  return entries_.back().rates;
 }
 
 }  // namespace cs::sim

@@ -103,3 +103,19 @@ TEST_CASE("the memo answers a repeated problem with the solver's rates, bit for 
     CHECK(memo.solve(b) == want_b);  // a problem differing in one cap is not the stored one
   }
 }
+
+TEST_CASE("the memo keeps answering bit for bit as its table grows past its first size") {
+  // 3000 distinct problems (the table starts with 1024 slots and stays at most half full, so it
+  // grows three times), each asked again after all the others: every answer is the solver's.
+  MaxMinSolver s;
+  cs::sim::MaxMinMemo memo;
+  std::vector<MaxMinProblem> problems;
+  std::vector<std::vector<double>> want;
+  for (int i = 0; i < 3000; ++i) {
+    const double c = 1.0 + i;
+    problems.push_back(problem({c, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, 0.5 + (i % 7), kInf, 3.0}));
+    want.push_back(s.solve(problems.back()));
+  }
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < problems.size(); ++i) REQUIRE(memo.solve(problems[i]) == want[i]);
+}
