@@ -27,7 +27,8 @@ double from_fit_space(int i, double x) { return i == kExponent ? 1.0 + std::exp(
 }  // namespace
 
 hw::GemmModel gemm_start(double fp8_tflops, int sms, double hbm_GBps) {
-  return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 0.7 * hbm_GBps, 2.0, kStartExponent};
+  // The reduction's per-SM rate from the HBM's share of one SM, as the chip-wide rates start.
+  return hw::GemmModel{5.0, 1.0, fp8_tflops / sms, 0.7 * fp8_tflops, 0.7 * hbm_GBps, 2.0, kStartExponent, 0.7 * hbm_GBps / sms};
 }
 
 double predict_us(const hw::GemmModel& m, const GemmCase& c, double reference_MHz) {
@@ -91,10 +92,12 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
   };
   Eigen::VectorXd x0(hw::GemmModel::kParams);
   const auto a = start.to_array();
-  // The fit space has no exponent of 1 or less (log of its excess over 1): a start there (a
-  // profile's plain max, 0) starts from the usual guess instead.
+  // The fit space has no exponent of 1 or less (log of its excess over 1) and no reduction rate of
+  // 0: a start there (a profile's plain max, or no reduction rate) starts from the usual guess.
   for (int i = 0; i < hw::GemmModel::kParams; ++i)
-    x0[i] = to_fit_space(i, i == kExponent && !(a[i] > 1) ? kStartExponent : a[i]);
+    x0[i] = to_fit_space(i, i == kExponent && !(a[i] > 1)             ? kStartExponent
+                            : i == hw::GemmModel::kSplitKReduce && !(a[i] > 0) ? 20.0
+                                                                           : a[i]);
   GemmFit out;
   if (fitted.empty()) {
     out.model = start;

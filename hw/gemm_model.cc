@@ -18,7 +18,7 @@ constexpr int64_t kMinSplitKDepth = 4096;
 const char* GemmModel::param_name(int i) {
   static constexpr const char* kNames[kParams] = {"launch_us",   "tile_us",      "sm_tflops",
                                                   "chip_tflops", "hbm_GBps",    "split_k_us",
-                                                  "hbm_overlap_exponent"};
+                                                  "hbm_overlap_exponent", "split_k_reduce_GBps_per_sm"};
   return kNames[i];
 }
 
@@ -34,7 +34,18 @@ int64_t split_k(const sim::GemmShape& g, int64_t tiles, int sms) {
 
 int gemm_model_max_sms(const sim::GemmShape& g, int sms) {
   const int64_t tiles = gemm_model_tiles(g);
-  return static_cast<int>(std::min<int64_t>(tiles * split_k(g, tiles, sms), sms));
+  return split_k(g, tiles, sms) > 1 ? sms : static_cast<int>(std::min<int64_t>(tiles, sms));
+}
+
+double gemm_model_split_reduce_us(const GemmModel& p, const sim::GemmShape& g, int sms) {
+  sms = std::max(1, sms);
+  const int64_t split = split_k(g, gemm_model_tiles(g), sms);
+  if (split == 1) return 0.0;
+  if (!(p.split_k_reduce_GBps_per_sm > 0)) return p.split_k_us;
+  // FP32 partial tiles read, one per slice, and the BF16 output written.
+  const double bytes = static_cast<double>(g.groups) * static_cast<double>(g.m) * static_cast<double>(g.n) *
+                       (4.0 * static_cast<double>(split) + 2.0);
+  return p.split_k_us + bytes / (p.split_k_reduce_GBps_per_sm * 1e3 * sms);
 }
 
 double gemm_compulsory_bytes(const sim::GemmShape& g) {
@@ -73,7 +84,7 @@ double gemm_model_us(const GemmModel& p, const sim::GemmShape& g, int sms, doubl
   const double waves = static_cast<double>(ceil_div(tiles * split, sms));
   const double tiled_us = waves * gemm_model_tile_us(p, g, sms, mma_scale, clock_slowdown);
   const double hbm_us = gemm_compulsory_bytes(g) / (p.hbm_GBps * 1e3);
-  return p.launch_us + gemm_bound_us(p, tiled_us, hbm_us) + (split > 1 ? p.split_k_us : 0.0);
+  return p.launch_us + gemm_bound_us(p, tiled_us, hbm_us) + gemm_model_split_reduce_us(p, g, sms);
 }
 
 }  // namespace cs::hw

@@ -14,12 +14,21 @@
 //                 k = 7168 and 16384, never for k <= 2048); waves = ceil(units / sms)
 //   per-SM rate   min(sm_tflops, chip_tflops / busy), busy = min(units, sms)
 //   tile time     tile_us + 2 128 128 k / rate
-//   time          launch_us + (T^p + H^p)^(1/p) + split_k_us when split, with T = waves x tile
+//   time          launch_us + (T^p + H^p)^(1/p) + R when split, with T = waves x tile
 //                 time, H = bytes / hbm_GBps and p = hbm_overlap_exponent: a tile's pipeline
 //                 overlaps its operand loads with its MMAs, but not perfectly where both take about
 //                 as long (each stage waits for the other now and then), so the time rises above
 //                 max(T, H) near the roofline's knee and tends to it away from it (p absent or 0:
 //                 max(T, H), the model before the exponent was fitted)
+//   split-K       a second kernel (cuBLASLt's splitKreduce_kernel, seen under Nsight Compute:
+//                 calibrate/data/h200/fp8_gemm_splitk_reduce_under_ncu_*) adds the slices' FP32
+//                 partial tiles and writes the BF16 output. Its grid is fixed by the output (264
+//                 to 896 blocks), so it spreads over every SM of the partition, not only those the
+//                 tiles used: R = split_k_us + groups m n (4 split + 2) bytes /
+//                 (split_k_reduce_GBps_per_sm x SMs of the partition). On the H200 the GEMM kernel
+//                 of m = 128, n = 4096, k = 7168 takes 20.4 us on 64 and on 128 SMs, its reduction
+//                 9.7 and 6.7 us. (split_k_reduce_GBps_per_sm absent or 0: R = split_k_us, the
+//                 model before it was seen.) A split-K GEMM therefore holds its whole partition.
 #pragma once
 
 #include <array>
@@ -41,15 +50,17 @@ struct GemmModel {
   double hbm_GBps = 0;       // compulsory bytes (A and B once, C once) per second, whole chip
   double split_k_us = 0;     // per split-K kernel: reducing the k slices' partial tiles
   double hbm_overlap_exponent = 0;  // p above (at least 1; 0: the plain max)
+  double split_k_reduce_GBps_per_sm = 0;  // the split-K reduction's bytes per SM of the partition (0: none)
 
-  static constexpr int kParams = 7;
+  static constexpr int kParams = 8;
   static constexpr int kOverlapExponent = 6;  // hbm_overlap_exponent's index in to_array()
-  static constexpr int kRequiredParams = 6;  // a profile without the exponent takes the plain max
+  static constexpr int kSplitKReduce = 7;     // split_k_reduce_GBps_per_sm's index
+  static constexpr int kRequiredParams = 6;  // a profile without the last two takes the plain max and no reduction rate
   std::array<double, kParams> to_array() const {
-    return {launch_us, tile_us, sm_tflops, chip_tflops, hbm_GBps, split_k_us, hbm_overlap_exponent};
+    return {launch_us, tile_us, sm_tflops, chip_tflops, hbm_GBps, split_k_us, hbm_overlap_exponent, split_k_reduce_GBps_per_sm};
   }
   static GemmModel from_array(const std::array<double, kParams>& a) {
-    return {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
+    return {a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]};
   }
   static const char* param_name(int i);
 };
@@ -66,9 +77,11 @@ double gemm_model_tile_us(const GemmModel& p, const sim::GemmShape& g, int sms, 
                           double clock_slowdown = 1.0);
 // Tiles of the shape.
 int64_t gemm_model_tiles(const sim::GemmShape& g);
-// The SMs the kernel can use at most on a GPU of `sms` SMs: its tiles, times the k-split it takes
-// when they are fewer than the SMs.
+// The SMs the kernel can use at most on a GPU of `sms` SMs: its tiles, or all `sms` when it splits
+// k (its reduction spreads over the partition).
 int gemm_model_max_sms(const sim::GemmShape& g, int sms);
+// The split-K reduction's time on a partition of `sms` SMs (0 when the shape does not split there).
+double gemm_model_split_reduce_us(const GemmModel& p, const sim::GemmShape& g, int sms);
 // Compulsory HBM bytes: A and B read once, C written once in BF16 (FP32 for FP32 inputs).
 double gemm_compulsory_bytes(const sim::GemmShape& g);
 

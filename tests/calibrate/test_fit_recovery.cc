@@ -60,7 +60,7 @@ std::vector<GemmCase> synthetic_sweep(const cs::hw::GemmModel& truth, double ref
 }  // namespace
 
 TEST_CASE("the GEMM fit recovers known parameters from synthetic timings", "[calibrate][fit]") {
-  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0, 2.5};
+  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0, 2.5, 15.0};
   const std::vector<GemmCase> cases = synthetic_sweep(truth, 0, [](int) { return 0.0; });
   const GemmFit fit = fit_gemm(cases, {}, gemm_start(1979, 132, 4800));
   CHECK(fit.fit.worst_error < 1e-4);
@@ -76,7 +76,7 @@ TEST_CASE("the GEMM fit recovers known parameters from timings at their own cloc
   // As under the power cap: the cases on many SMs run at a lower clock (cs_fp8_gemm
   // --sample-clocks records it). Fitted at their clocks, the truth comes back; taken all at the
   // reference clock, as before, it does not.
-  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0, 2.5};
+  const cs::hw::GemmModel truth{6.0, 0.8, 12.5, 1350.0, 3000.0, 3.0, 2.5, 15.0};
   constexpr double kReferenceMHz = 1980;
   const std::vector<GemmCase> cases = synthetic_sweep(truth, kReferenceMHz, [](int sms) {
     return sms <= 48 ? 1980.0 : 1980.0 - 3.0 * (sms - 48);  // 1728 MHz on 132 SMs

@@ -1,0 +1,1137 @@
+// cs_placement_probe: does a kernel with a fixed grid (fewer CTAs than SMs, one ~200 KB CTA per SM,
+// as cuBLASLt's FP8 GEMMs launch on small problems) run faster on a larger green context, and does
+// that follow how many GPCs and TPCs its CTAs land on? Three parts:
+//   1. the GPC map: on the whole device, many thread-block clusters of 2, 4, 8 and 16 CTAs (16 where
+//      the non-portable size is allowed), each CTA recording %smid; CTAs of one cluster share a GPC,
+//      so SMs that ever shared a cluster are joined (union-find). TPCs are taken as SM pairs
+//      (2i, 2i+1), checked against the groups and against where 2-CTA clusters land;
+//   2. the SMs of every green context of k SMs (cuDevSmResourceSplitByCount, as cs_fp8_gemm makes
+//      them): a kernel of 3k CTAs (one per SM at a time) recording %smid;
+//   3. fixed-grid kernels of G CTAs (clusters of 4 and of 1), each CTA on its own SM (200 KB of
+//      dynamic shared memory), in each partition of k >= G SMs and on the whole device:
+//        - stream_ld: 128-bit ld.global.cg loads of the CTA's slice (512 threads, 8 loads in flight
+//          each), summed;
+//        - stream_bulk: cp.async.bulk (TMA's bulk copy engine) of 32 KB chunks into 6 shared-memory
+//          stages, summed from shared memory;
+//        - fma: a register-only FMA loop, the control that should not depend on k;
+//      over three data sets: l2 (24 MiB read 16 times, L2-resident), hbm (1 GiB read once) and
+//      hbm_cold (32 MiB read once after writing 256 MiB, like cs_fp8_gemm's flush), each timed by CUDA
+//      events (median of --runs after --warmup); every CTA records %smid, %globaltimer and clock64 at
+//      its start and end, so the GPCs and TPCs each run spanned and the SM clock are known;
+//   and, on the whole device, the same kernels on chosen SM sets (132 CTAs, one per SM, the CTAs on
+//      other SMs exit at once): packed into few GPCs, both SMs of TPCs spread over all GPCs, one SM
+//      per TPC: placement without green contexts.
+// Every load's sum is checked against the host's (the buffer holds a known hash of each word's
+// index) and sampled FMA threads against host fmaf, for every run, before anything is reported.
+//
+// On the H200 (calibrate/data/h200/placement_probe.json) clusters join SMs into groups of 8, 16 x 5 and
+// 18 x 2 plus four 2-SM groups (SMs 124-131) that no cluster ever joined to another; --smset runs show
+// those 8 SMs share one GPC's L2 bandwidth with the 8-SM group (0,1,16,17,32,33,48,49): 8 GPCs of 16,
+// 16 x 5 and 18 x 2. The JSON's groups are what clusters showed; that merge is not made here.
+//
+// Exit codes: 0 done; 1 error; 2 no usable GPU or driver; 3 a checksum or record disagreed.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/args.h"
+#include "common/check.h"
+#include "common/json_writer.h"
+#include "common/provenance.h"
+#include "fp8_gemm/sm_partition.h"
+
+namespace {
+
+namespace fg = cs::kernels::fp8_gemm;
+using cs::kernels::JsonWriter;
+
+constexpr int kSchemaVersion = 1;
+constexpr const char* kProgram = "cs_placement_probe";
+constexpr int kThreads = 512;           // per CTA of the timed kernels
+constexpr int kUnroll = 8;              // 128-bit loads in flight per thread (stream_ld)
+constexpr int kChunk = 32 * 1024;       // bytes per bulk copy (stream_bulk)
+constexpr int kStages = 6;              // shared-memory stages of stream_bulk
+constexpr int kSmemBytes = 200 * 1024;  // dynamic shared memory per CTA: one CTA per SM
+constexpr int kFmaChains = 8;
+constexpr std::size_t kBlock = 64 * 1024;  // host checksum granularity (bytes)
+constexpr std::size_t kMiB = 1024 * 1024;
+constexpr int kMaxSm = 1024;
+
+struct CtaRec {
+  unsigned smid;
+  unsigned done;
+  unsigned long long t0, t1;  // %globaltimer (ns) at start and end
+  unsigned long long c0, c1;  // clock64 at start and end
+  unsigned long long sum;     // the CTA's checksum (loads) or unused
+};
+
+__host__ __device__ __forceinline__ unsigned word_hash(unsigned long long i) {
+  unsigned x = static_cast<unsigned>(i) ^ static_cast<unsigned>(i >> 32) * 0x27d4eb2du;
+  x *= 0x9e3779b1u;
+  x ^= x >> 16;
+  x *= 0x85ebca6bu;
+  x ^= x >> 13;
+  return x;
+}
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned sm_id() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+
+// The CTA's rank: its block index, or (rank_of_sm given) the rank its SM was given, -1 = idle.
+__device__ __forceinline__ int cta_rank(const int* rank_of_sm) {
+  return rank_of_sm == nullptr ? static_cast<int>(blockIdx.x) : rank_of_sm[sm_id()];
+}
+
+__device__ __forceinline__ unsigned long long block_sum(unsigned long long v) {
+  __shared__ unsigned long long red[kThreads / 32];
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x / 32] = v;
+  __syncthreads();
+  unsigned long long s = 0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kThreads / 32; ++w) s += red[w];
+  return s;
+}
+
+__device__ __forceinline__ void rec_start(CtaRec& r) {
+  r.smid = sm_id();
+  r.t0 = global_ns();
+  r.c0 = clock64();
+}
+__device__ __forceinline__ void rec_end(CtaRec* out, CtaRec& r, unsigned long long sum) {
+  r.c1 = clock64();
+  r.t1 = global_ns();
+  r.sum = sum;
+  r.done = 1;
+  *out = r;
+}
+
+__global__ void fill_kernel(unsigned* buf, std::size_t words) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < words;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+    buf[i] = word_hash(i);
+}
+
+// Each CTA sums its slice (slice_vec 16-byte vectors, a multiple of kThreads*kUnroll) `passes` times.
+__global__ void __launch_bounds__(kThreads, 1)
+    stream_ld(const uint4* __restrict__ buf, std::size_t slice_vec, int passes, const int* rank_of_sm,
+              CtaRec* recs) {
+  extern __shared__ unsigned char smem_unused[];
+  const int rank = cta_rank(rank_of_sm);
+  if (rank < 0) return;
+  CtaRec r{};
+  if (threadIdx.x == 0) rec_start(r);
+  const uint4* base = buf + static_cast<std::size_t>(rank) * slice_vec;
+  unsigned long long s = 0;
+  for (int p = 0; p < passes; ++p) {
+    for (std::size_t i = threadIdx.x; i < slice_vec; i += kThreads * kUnroll) {
+      uint4 v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = __ldcg(base + i + u * kThreads);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        s += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + static_cast<unsigned long long>(v[u].w);
+    }
+  }
+  s = block_sum(s);
+  if (threadIdx.x == 0) {
+    smem_unused[0] = 0;  // the allocation is what matters
+    rec_end(recs + rank, r, s);
+  }
+}
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ bool mbar_try_wait(unsigned bar, unsigned parity) {
+  unsigned ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+
+// Each CTA copies its slice (slice_bytes, a multiple of kChunk) `passes` times into kStages
+// shared-memory stages with cp.async.bulk, thread 0 issuing, all threads summing each stage.
+__global__ void __launch_bounds__(kThreads, 1)
+    stream_bulk(const unsigned char* __restrict__ buf, std::size_t slice_bytes, int passes, const int* rank_of_sm,
+                CtaRec* recs) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  const int rank = cta_rank(rank_of_sm);
+  if (rank < 0) return;
+  CtaRec r{};
+  if (threadIdx.x == 0) rec_start(r);
+  unsigned long long* bars = reinterpret_cast<unsigned long long*>(smem);
+  unsigned char* stages = smem + 128;
+  const unsigned char* base = buf + static_cast<std::size_t>(rank) * slice_bytes;
+  const std::size_t per_pass = slice_bytes / kChunk;
+  const std::size_t total = per_pass * static_cast<std::size_t>(passes);
+  auto issue = [&](std::size_t c) {
+    const int st = static_cast<int>(c % kStages);
+    bulk_load(smem_u32(stages + static_cast<std::size_t>(st) * kChunk), base + (c % per_pass) * kChunk, kChunk,
+              smem_u32(&bars[st]));
+  };
+  if (threadIdx.x == 0) {
+    for (int st = 0; st < kStages; ++st)
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_u32(&bars[st])) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (std::size_t c = 0; c < total && c < static_cast<std::size_t>(kStages); ++c) issue(c);
+  unsigned long long s = 0;
+  for (std::size_t c = 0; c < total; ++c) {
+    const int st = static_cast<int>(c % kStages);
+    const unsigned parity = static_cast<unsigned>((c / kStages) & 1);
+    const unsigned bar = smem_u32(&bars[st]);
+    while (!mbar_try_wait(bar, parity)) {
+    }
+    const uint4* v = reinterpret_cast<const uint4*>(stages + static_cast<std::size_t>(st) * kChunk);
+#pragma unroll
+    for (int u = 0; u < kChunk / 16 / kThreads; ++u) {
+      const uint4 x = v[threadIdx.x + u * kThreads];
+      s += static_cast<unsigned long long>(x.x) + x.y + x.z + static_cast<unsigned long long>(x.w);
+    }
+    __syncthreads();  // every thread has read stage st
+    if (threadIdx.x == 0 && c + kStages < total) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(c + kStages);
+    }
+  }
+  s = block_sum(s);
+  if (threadIdx.x == 0) rec_end(recs + rank, r, s);
+}
+
+// Registers only: kFmaChains independent fmaf chains of `iters` steps per thread.
+__global__ void __launch_bounds__(kThreads, 1)
+    fma_kernel(float a, float b, int iters, const int* rank_of_sm, float* out, CtaRec* recs) {
+  extern __shared__ unsigned char smem_unused[];
+  const int rank = cta_rank(rank_of_sm);
+  if (rank < 0) return;
+  CtaRec r{};
+  if (threadIdx.x == 0) rec_start(r);
+  const int gid = rank * kThreads + static_cast<int>(threadIdx.x);
+  float x[kFmaChains];
+#pragma unroll
+  for (int j = 0; j < kFmaChains; ++j) x[j] = static_cast<float>(gid * kFmaChains + j) * 1e-6f;
+  for (int it = 0; it < iters; ++it) {
+#pragma unroll
+    for (int j = 0; j < kFmaChains; ++j) x[j] = fmaf(x[j], a, b);
+  }
+  float acc = 0.f;
+#pragma unroll
+  for (int j = 0; j < kFmaChains; ++j) acc += x[j];
+  out[gid] = acc;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    smem_unused[0] = 0;
+    rec_end(recs + rank, r, 0);
+  }
+}
+
+float host_fma_thread(int gid, float a, float b, int iters) {
+  float x[kFmaChains];
+  for (int j = 0; j < kFmaChains; ++j) x[j] = static_cast<float>(gid * kFmaChains + j) * 1e-6f;
+  for (int it = 0; it < iters; ++it)
+    for (int j = 0; j < kFmaChains; ++j) x[j] = std::fmaf(x[j], a, b);
+  float acc = 0.f;
+  for (int j = 0; j < kFmaChains; ++j) acc += x[j];
+  return acc;
+}
+
+// Cluster placement (GPC map) and partition SM sets: CTAs spin a time that varies per cluster.
+struct MapRec {
+  unsigned smid, cluster_id, rank, done;
+};
+__global__ void map_kernel(MapRec* recs, unsigned long long spin_ns) {
+  extern __shared__ unsigned char smem[];
+  if (threadIdx.x != 0) return;
+  unsigned cid, rk;
+  asm volatile("mov.u32 %0, %%clusterid.x;" : "=r"(cid));
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rk));
+  smem[0] = 0;
+  const unsigned long long spin = spin_ns * (1 + (word_hash(cid) & 3));
+  const unsigned long long t0 = global_ns();
+  while (global_ns() - t0 < spin) {
+  }
+  recs[blockIdx.x] = MapRec{sm_id(), cid, rk, 1u};
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct Options {
+  std::vector<int> sms = {16, 32, 48, 64, 80, 96, 112, 128};
+  std::vector<int> grids = {16, 32, 64};
+  std::vector<int> clusters = {4, 1};
+  std::vector<std::string> kernels = {"ld", "bulk", "fma"};
+  std::vector<std::string> data = {"l2", "hbm", "hbm_cold"};
+  int runs = 25;
+  int warmup = 3;
+  int sweeps = 2;
+  int fma_iters = 4096;
+  bool smsets = true;
+  std::vector<std::pair<std::string, std::vector<int>>> custom_sets;  // --smset NAME=SM,SM,...
+  bool compact = false;
+  std::string json_path;
+};
+
+struct DataSet {
+  std::string name;
+  std::size_t offset = 0;  // bytes into the buffer
+  std::size_t bytes = 0;   // read per pass, all CTAs together
+  int passes = 1;
+  bool flush = false;      // write the flush buffer before each run
+};
+
+const std::vector<DataSet>& data_sets() {
+  static const std::vector<DataSet> d = {
+      {"l2", 0, 24 * kMiB, 16, false},
+      {"hbm", 0, 1024 * kMiB, 1, false},
+      {"hbm_cold", 512 * kMiB, 32 * kMiB, 1, true},
+  };
+  return d;
+}
+
+constexpr std::size_t kBufBytes = 1024 * kMiB;
+constexpr std::size_t kFlushBytes = 256 * kMiB;
+
+struct Stats {
+  double median = NAN, p10 = NAN, p90 = NAN, min = NAN, max = NAN;
+};
+Stats stats(std::vector<double> v) {
+  Stats s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  auto q = [&](double f) {
+    const double pos = f * static_cast<double>(v.size() - 1);
+    const auto lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+  };
+  s.median = q(0.5);
+  s.p10 = q(0.1);
+  s.p90 = q(0.9);
+  s.min = v.front();
+  s.max = v.back();
+  return s;
+}
+double r3(double x) { return std::isfinite(x) ? std::round(x * 1000.0) / 1000.0 : x; }
+
+struct GpcMap {
+  std::vector<std::vector<int>> groups;  // SMs per group, groups ordered by first SM
+  std::vector<int> group_of;             // per SM id, -1 unknown
+  int gpc(int sm) const { return sm >= 0 && sm < static_cast<int>(group_of.size()) ? group_of[sm] : -1; }
+};
+
+struct Placement {
+  int ctas = 0;
+  int gpcs = 0;                // distinct groups
+  int tpcs = 0;                // distinct SM pairs (sm / 2)
+  int tpcs_both = 0;           // pairs with both SMs used
+  std::vector<int> per_gpc;    // CTAs per group
+  std::vector<int> sms;        // sorted
+};
+Placement placement_of(const std::vector<int>& sms_in, const GpcMap& map) {
+  Placement p;
+  p.sms = sms_in;
+  std::sort(p.sms.begin(), p.sms.end());
+  p.ctas = static_cast<int>(p.sms.size());
+  p.per_gpc.assign(map.groups.size() + 1, 0);  // last: SMs in no group
+  std::map<int, int> tpc;
+  for (int s : p.sms) {
+    const int g = map.gpc(s);
+    ++p.per_gpc[g < 0 ? map.groups.size() : static_cast<std::size_t>(g)];
+    ++tpc[s / 2];
+  }
+  for (int n : p.per_gpc) p.gpcs += n > 0 ? 1 : 0;
+  p.tpcs = static_cast<int>(tpc.size());
+  for (const auto& [t, n] : tpc) p.tpcs_both += n >= 2 ? 1 : 0;
+  if (p.per_gpc.back() == 0) p.per_gpc.pop_back();
+  return p;
+}
+
+struct Case {
+  int sweep = 0;
+  std::string where;   // "green", "whole", "smset"
+  std::string smset;   // smset name
+  int k = 0;           // SMs of the partition
+  int grid = 0;        // working CTAs
+  int cluster = 1;
+  std::string kernel;  // ld, bulk, fma
+  std::string data;    // l2, hbm, hbm_cold; "" for fma
+  std::string error;
+  double bytes = 0;    // read per run
+  double flops = 0;
+  Stats time_us;
+  Stats cta_span_us;   // per CTA t1 - t0 (all CTAs, all runs)
+  Stats kernel_span_us;  // per run max t1 - min t0
+  Stats start_skew_us;   // per run max t0 - min t0
+  Stats clock_mhz;       // per CTA (c1 - c0) / (t1 - t0)
+  int distinct_placements = 0;
+  Placement placement;   // of the run with the median time
+  std::vector<double> gbps_per_gpc;  // bytes of that run's CTAs in each group / median time
+  std::vector<double> cta_us_by_sm;  // that run's CTA spans (t1 - t0), in the order of placement.sms
+};
+
+struct Ctx {
+  fg::SmPartitions* parts = nullptr;
+  const Options* opt = nullptr;
+  const GpcMap* map = nullptr;
+  unsigned char* d_buf = nullptr;
+  unsigned char* d_flush = nullptr;
+  CtaRec* d_recs = nullptr;
+  std::size_t recs_cap = 0;
+  float* d_fma = nullptr;
+  int* d_rank = nullptr;
+  const std::vector<unsigned long long>* block_sums = nullptr;  // per kBlock of the buffer
+};
+
+void set_attributes() {
+  CS_CUDA_CHECK(cudaFuncSetAttribute(stream_ld, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  CS_CUDA_CHECK(cudaFuncSetAttribute(stream_bulk, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  CS_CUDA_CHECK(cudaFuncSetAttribute(fma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+  CS_CUDA_CHECK(cudaFuncSetAttribute(map_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
+}
+
+cudaLaunchConfig_t launch_config(int ctas, int cluster, cudaStream_t stream, cudaLaunchAttribute* attr) {
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = static_cast<unsigned>(cluster);
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = kSmemBytes;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+
+// Runs one case on partition p (its context current). `rank_of_sm` (host, kMaxSm entries) chooses
+// the SMs that work when launching `launch_ctas` > grid CTAs; empty: every CTA works. Returns false
+// when a result disagreed (the reason on stderr).
+bool run_case(Ctx& c, fg::Partition& p, const std::vector<int>& rank_of_sm, int launch_ctas, Case& cs) {
+  const Options& opt = *c.opt;
+  const int total_runs = opt.warmup + opt.runs;
+  if (static_cast<std::size_t>(total_runs) * static_cast<std::size_t>(cs.grid) > c.recs_cap)
+    throw std::runtime_error("record buffer too small");
+  const int* d_rank = nullptr;
+  if (!rank_of_sm.empty()) {
+    CS_CUDA_CHECK(cudaMemcpyAsync(c.d_rank, rank_of_sm.data(), sizeof(int) * kMaxSm, cudaMemcpyHostToDevice,
+                                  p.stream));
+    d_rank = c.d_rank;
+  }
+  CS_CUDA_CHECK(cudaMemsetAsync(c.d_recs, 0, sizeof(CtaRec) * total_runs * cs.grid, p.stream));
+
+  const DataSet* ds = nullptr;
+  for (const auto& d : data_sets())
+    if (d.name == cs.data) ds = &d;
+  std::size_t slice = 0;
+  if (ds != nullptr) {
+    slice = ds->bytes / static_cast<std::size_t>(cs.grid);
+    const std::size_t unit = cs.kernel == "ld" ? kThreads * kUnroll * 16 : kChunk;
+    if (ds->bytes % static_cast<std::size_t>(cs.grid) != 0 || slice % unit != 0 || slice % kBlock != 0) {
+      cs.error = "the data set does not split into slices of whole 64 KiB blocks for this grid";
+      return true;
+    }
+    cs.bytes = static_cast<double>(ds->bytes) * ds->passes;
+  } else {
+    cs.flops = 2.0 * kFmaChains * opt.fma_iters * kThreads * static_cast<double>(cs.grid);
+  }
+  const float fa = 0.9990234375f, fb = 0.0009765625f;
+
+  cudaLaunchAttribute attr[1];
+  const cudaLaunchConfig_t cfg = launch_config(launch_ctas, cs.cluster, p.stream, attr);
+  for (int run = 0; run < total_runs; ++run) {
+    CtaRec* recs = c.d_recs + static_cast<std::size_t>(run) * cs.grid;
+    if (ds != nullptr && ds->flush)
+      CS_CUDA_CHECK(cudaMemsetAsync(c.d_flush, run & 0xff, kFlushBytes, p.stream));
+    const int timed = run - opt.warmup;
+    if (timed >= 0) CS_CUDA_CHECK(cudaEventRecord(p.start_events[static_cast<std::size_t>(timed)], p.stream));
+    cudaError_t e = cudaSuccess;
+    if (cs.kernel == "ld") {
+      e = cudaLaunchKernelEx(&cfg, stream_ld, reinterpret_cast<const uint4*>(c.d_buf + ds->offset), slice / 16,
+                             ds->passes, d_rank, recs);
+    } else if (cs.kernel == "bulk") {
+      e = cudaLaunchKernelEx(&cfg, stream_bulk, static_cast<const unsigned char*>(c.d_buf + ds->offset), slice,
+                             ds->passes, d_rank, recs);
+    } else {
+      e = cudaLaunchKernelEx(&cfg, fma_kernel, fa, fb, opt.fma_iters, d_rank, c.d_fma, recs);
+    }
+    if (e != cudaSuccess) {
+      cs.error = "cudaLaunchKernelEx: " + cs::kernels::describe(e);
+      cudaGetLastError();
+      CS_CUDA_CHECK(cudaStreamSynchronize(p.stream));
+      return true;
+    }
+    if (timed >= 0) CS_CUDA_CHECK(cudaEventRecord(p.stop_events[static_cast<std::size_t>(timed)], p.stream));
+  }
+  CS_CUDA_CHECK(cudaStreamSynchronize(p.stream));
+
+  std::vector<double> times;
+  for (int i = 0; i < opt.runs; ++i) {
+    float ms = 0;
+    CS_CUDA_CHECK(cudaEventElapsedTime(&ms, p.start_events[static_cast<std::size_t>(i)],
+                                       p.stop_events[static_cast<std::size_t>(i)]));
+    times.push_back(ms * 1000.0);
+  }
+  std::vector<CtaRec> h(static_cast<std::size_t>(total_runs) * cs.grid);
+  CS_CUDA_CHECK(cudaMemcpy(h.data(), c.d_recs, sizeof(CtaRec) * h.size(), cudaMemcpyDeviceToHost));
+
+  // Checks: every CTA of every run wrote its record; its sum is the host's; FMA samples match.
+  for (int run = 0; run < total_runs; ++run) {
+    for (int rk = 0; rk < cs.grid; ++rk) {
+      const CtaRec& r = h[static_cast<std::size_t>(run) * cs.grid + rk];
+      if (r.done != 1) {
+        std::fprintf(stderr, "%s: %s k=%d grid=%d %s/%s run %d: CTA rank %d wrote no record\n", kProgram,
+                     cs.where.c_str(), cs.k, cs.grid, cs.kernel.c_str(), cs.data.c_str(), run, rk);
+        return false;
+      }
+      if (!rank_of_sm.empty() && rank_of_sm[r.smid] != rk) {
+        std::fprintf(stderr, "%s: smset %s: rank %d ran on SM %u\n", kProgram, cs.smset.c_str(), rk, r.smid);
+        return false;
+      }
+      if (ds != nullptr) {
+        unsigned long long want = 0;
+        const std::size_t b0 = (ds->offset + static_cast<std::size_t>(rk) * slice) / kBlock;
+        for (std::size_t b = b0; b < b0 + slice / kBlock; ++b) want += (*c.block_sums)[b];
+        want *= static_cast<unsigned long long>(ds->passes);
+        if (r.sum != want) {
+          std::fprintf(stderr, "%s: %s k=%d grid=%d %s/%s run %d CTA %d: sum %llu, host %llu\n", kProgram,
+                       cs.where.c_str(), cs.k, cs.grid, cs.kernel.c_str(), cs.data.c_str(), run, rk, r.sum, want);
+          return false;
+        }
+      }
+    }
+  }
+  if (ds == nullptr) {
+    std::vector<float> got(static_cast<std::size_t>(cs.grid) * kThreads);
+    CS_CUDA_CHECK(cudaMemcpy(got.data(), c.d_fma, sizeof(float) * got.size(), cudaMemcpyDeviceToHost));
+    for (std::size_t g = 0; g < got.size(); g += (g + 97 < got.size() ? 97 : 1)) {
+      const float want = host_fma_thread(static_cast<int>(g), fa, fb, opt.fma_iters);
+      if (std::memcmp(&want, &got[g], sizeof(float)) != 0) {
+        std::fprintf(stderr, "%s: fma thread %zu: %.9g, host %.9g\n", kProgram, g, got[g], want);
+        return false;
+      }
+      if (g + 1 == got.size()) break;
+    }
+  }
+
+  cs.time_us = stats(times);
+  std::vector<double> span, kspan, skew, clk;
+  std::set<std::vector<int>> placements;
+  int median_run = 0;
+  {
+    std::vector<int> idx(times.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    std::sort(idx.begin(), idx.end(), [&](int x, int y) { return times[x] < times[y]; });
+    median_run = opt.warmup + idx[idx.size() / 2];
+  }
+  for (int run = opt.warmup; run < total_runs; ++run) {
+    unsigned long long t0min = ~0ull, t0max = 0, t1max = 0;
+    std::vector<int> sms;
+    for (int rk = 0; rk < cs.grid; ++rk) {
+      const CtaRec& r = h[static_cast<std::size_t>(run) * cs.grid + rk];
+      t0min = std::min(t0min, r.t0);
+      t0max = std::max(t0max, r.t0);
+      t1max = std::max(t1max, r.t1);
+      span.push_back(static_cast<double>(r.t1 - r.t0) / 1000.0);
+      if (r.t1 > r.t0) clk.push_back(static_cast<double>(r.c1 - r.c0) / static_cast<double>(r.t1 - r.t0) * 1000.0);
+      sms.push_back(static_cast<int>(r.smid));
+    }
+    kspan.push_back(static_cast<double>(t1max - t0min) / 1000.0);
+    skew.push_back(static_cast<double>(t0max - t0min) / 1000.0);
+    std::sort(sms.begin(), sms.end());
+    placements.insert(sms);
+    if (run == median_run) {
+      std::vector<std::pair<int, double>> by_sm;
+      for (int rk = 0; rk < cs.grid; ++rk) {
+        const CtaRec& r = h[static_cast<std::size_t>(run) * cs.grid + rk];
+        by_sm.push_back({static_cast<int>(r.smid), r3(static_cast<double>(r.t1 - r.t0) / 1000.0)});
+      }
+      std::sort(by_sm.begin(), by_sm.end());
+      for (const auto& x : by_sm) cs.cta_us_by_sm.push_back(x.second);
+      cs.placement = placement_of(sms, *c.map);
+      const double per_cta = cs.bytes / cs.grid;
+      for (int n : cs.placement.per_gpc) cs.gbps_per_gpc.push_back(r3(n * per_cta / (cs.time_us.median * 1e3)));
+    }
+  }
+  cs.cta_span_us = stats(span);
+  cs.kernel_span_us = stats(kspan);
+  cs.start_skew_us = stats(skew);
+  cs.clock_mhz = stats(clk);
+  cs.distinct_placements = static_cast<int>(placements.size());
+  return true;
+}
+
+// Runs `clusters` clusters of `cluster` CTAs (map_kernel) on p; appends each cluster's SMs. False
+// when a record is missing or wrong. A refused launch leaves `error` set.
+bool run_map(fg::Partition& p, int cluster, int clusters, int reps, unsigned long long spin_ns, MapRec* d_recs,
+             std::vector<std::vector<int>>& cluster_sms, std::set<int>& sms_seen, std::string& error) {
+  const int ctas = cluster * clusters;
+  cudaLaunchAttribute attr[1];
+  cudaLaunchConfig_t cfg = launch_config(ctas, cluster, p.stream, attr);
+  cfg.blockDim = dim3(32);
+  std::vector<MapRec> h(static_cast<std::size_t>(ctas));
+  for (int rep = 0; rep < reps; ++rep) {
+    CS_CUDA_CHECK(cudaMemsetAsync(d_recs, 0, sizeof(MapRec) * ctas, p.stream));
+    const cudaError_t e = cudaLaunchKernelEx(&cfg, map_kernel, d_recs, spin_ns);
+    if (e != cudaSuccess) {
+      error = "cluster " + std::to_string(cluster) + ": " + cs::kernels::describe(e);
+      cudaGetLastError();
+      return true;
+    }
+    CS_CUDA_CHECK(cudaStreamSynchronize(p.stream));
+    CS_CUDA_CHECK(cudaMemcpy(h.data(), d_recs, sizeof(MapRec) * h.size(), cudaMemcpyDeviceToHost));
+    for (int cl = 0; cl < clusters; ++cl) {
+      std::vector<int> v;
+      for (int i = 0; i < cluster; ++i) {
+        const MapRec& r = h[static_cast<std::size_t>(cl * cluster + i)];
+        if (r.done != 1 || r.cluster_id != static_cast<unsigned>(cl) || r.rank != static_cast<unsigned>(i) ||
+            r.smid >= kMaxSm) {
+          std::fprintf(stderr, "%s: map cluster %d: CTA %d record wrong\n", kProgram, cluster, cl * cluster + i);
+          return false;
+        }
+        v.push_back(static_cast<int>(r.smid));
+        sms_seen.insert(static_cast<int>(r.smid));
+      }
+      cluster_sms.push_back(v);
+    }
+  }
+  return true;
+}
+
+// The SM sets of the whole-device placement experiment, from the GPC map: rank_of_sm per set.
+struct SmSet {
+  std::string name;
+  std::string how;
+  std::vector<int> sms;
+};
+std::vector<SmSet> make_smsets(const GpcMap& map, int n) {
+  // TPCs (pairs 2i, 2i+1 inside one group) per group, the big groups first.
+  std::vector<std::vector<int>> tpcs(map.groups.size());  // pair index i per group
+  for (std::size_t g = 0; g < map.groups.size(); ++g) {
+    std::set<int> in(map.groups[g].begin(), map.groups[g].end());
+    for (int s : map.groups[g])
+      if (s % 2 == 0 && in.count(s + 1)) tpcs[g].push_back(s / 2);
+  }
+  std::vector<std::size_t> order(map.groups.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return tpcs[a].size() > tpcs[b].size(); });
+  std::vector<SmSet> out;
+  auto round_robin = [&](bool both, std::size_t max_groups) {
+    std::vector<int> sms;
+    std::vector<std::size_t> next(map.groups.size(), 0);
+    bool progress = true;
+    while (static_cast<int>(sms.size()) < n && progress) {
+      progress = false;
+      for (std::size_t oi = 0; oi < std::min(max_groups, order.size()) && static_cast<int>(sms.size()) < n; ++oi) {
+        const std::size_t g = order[oi];
+        if (next[g] >= tpcs[g].size()) continue;
+        const int t = tpcs[g][next[g]++];
+        sms.push_back(2 * t);
+        if (both && static_cast<int>(sms.size()) < n) sms.push_back(2 * t + 1);
+        progress = true;
+      }
+    }
+    return sms;
+  };
+  auto fill = [&](bool both) {  // fewest groups: fill each group before the next
+    std::vector<int> sms;
+    for (std::size_t g : order)
+      for (int t : tpcs[g]) {
+        if (static_cast<int>(sms.size()) < n) sms.push_back(2 * t);
+        if (both && static_cast<int>(sms.size()) < n) sms.push_back(2 * t + 1);
+      }
+    return sms;
+  };
+  out.push_back({"packed_gpcs", "both SMs of every TPC, filling the largest groups one after another (fewest GPCs)", fill(true)});
+  out.push_back({"tpc_pairs_all_gpcs", "both SMs of TPCs, round-robin over all groups", round_robin(true, order.size())});
+  out.push_back({"one_per_tpc_all_gpcs", "one SM (the even one) per TPC, round-robin over all groups", round_robin(false, order.size())});
+  out.push_back({"one_per_tpc_few_gpcs", "one SM per TPC, filling the largest groups one after another", fill(false)});
+  for (auto& s : out) {
+    if (static_cast<int>(s.sms.size()) != n) s.how += " (only " + std::to_string(s.sms.size()) + " SMs available)";
+    std::sort(s.sms.begin(), s.sms.end());
+  }
+  return out;
+}
+
+int parse_args(int argc, char** argv, Options& opt) {
+  auto int_list = [](const std::string& s, long lo, long hi, const char* what) {
+    std::vector<int> v;
+    for (const auto& x : cs::kernels::split_commas(s)) {
+      int i = 0;
+      if (!cs::kernels::parse_int(x, lo, hi, i)) throw std::runtime_error(std::string("bad ") + what + " '" + x + "'");
+      v.push_back(i);
+    }
+    return v;
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--json") {
+      opt.json_path = next();
+    } else if (a == "--sms") {
+      opt.sms = int_list(next(), 8, 1023, "--sms");
+    } else if (a == "--grids") {
+      opt.grids = int_list(next(), 1, 1024, "--grids");
+      for (int g : opt.grids)
+        if (g % 4 != 0 || (24 * kMiB / g) % (kThreads * kUnroll * 16) != 0)
+          throw std::runtime_error("grids must divide the data sets into 64 KiB slices (32, 64, 96, 128...)");
+    } else if (a == "--clusters") {
+      opt.clusters = int_list(next(), 1, 8, "--clusters");
+    } else if (a == "--kernels") {
+      opt.kernels = cs::kernels::split_commas(next());
+    } else if (a == "--data") {
+      opt.data = cs::kernels::split_commas(next());
+    } else if (a == "--runs") {
+      if (!cs::kernels::parse_int(next(), 20, 1000, opt.runs)) throw std::runtime_error("bad --runs (>= 20)");
+    } else if (a == "--warmup") {
+      if (!cs::kernels::parse_int(next(), 1, 100, opt.warmup)) throw std::runtime_error("bad --warmup");
+    } else if (a == "--sweeps") {
+      if (!cs::kernels::parse_int(next(), 1, 10, opt.sweeps)) throw std::runtime_error("bad --sweeps");
+    } else if (a == "--fma-iters") {
+      if (!cs::kernels::parse_int(next(), 1, 1 << 20, opt.fma_iters)) throw std::runtime_error("bad --fma-iters");
+    } else if (a == "--smset") {
+      const std::string v = next();
+      const std::size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) throw std::runtime_error("--smset wants NAME=SM,SM,...");
+      std::vector<int> sms = int_list(v.substr(eq + 1), 0, kMaxSm - 1, "--smset SM");
+      std::sort(sms.begin(), sms.end());
+      if (std::adjacent_find(sms.begin(), sms.end()) != sms.end()) throw std::runtime_error("--smset: an SM twice");
+      opt.custom_sets.push_back({v.substr(0, eq), sms});
+    } else if (a == "--no-smsets") {
+      opt.smsets = false;
+    } else if (a == "--compact") {
+      opt.compact = true;
+    } else if (a == "--help" || a == "-h") {
+      std::printf(
+          "usage: %s [--json PATH] [--sms 16,32,...,128] [--grids 16,32,64] [--clusters 4,1] [--kernels ld,bulk,fma]\n"
+          "       [--data l2,hbm,hbm_cold] [--runs 25] [--warmup 3] [--sweeps 2] [--fma-iters 4096] [--no-smsets]\n"
+          "       [--smset NAME=SM,SM,...]... [--compact]\n"
+          "Fixed-grid streaming and FMA kernels on green contexts of k SMs and on chosen SM sets, with the GPCs\n"
+          "and TPCs their CTAs used.\n",
+          kProgram);
+      return 0;
+    } else {
+      throw std::runtime_error("unknown argument '" + a + "' (try --help)");
+    }
+  }
+  return -1;
+}
+
+void write_stats(JsonWriter& w, const char* key, const Stats& s) {
+  w.key(key).begin_object(true);
+  w.field("median", r3(s.median));
+  w.field("p10", r3(s.p10));
+  w.field("p90", r3(s.p90));
+  w.field("min", r3(s.min));
+  w.field("max", r3(s.max));
+  w.end_object();
+}
+
+int run(int argc, char** argv) {
+  Options opt;
+  if (const int rc = parse_args(argc, argv, opt); rc >= 0) return rc;
+  const cs::kernels::GpuAvailability availability = cs::kernels::probe_gpus();
+  if (availability.count == 0) return cs::kernels::report_no_gpu(kProgram, availability);
+  const cs::kernels::Provenance prov = cs::kernels::collect_provenance(argc, argv);
+  CS_CUDA_CHECK(cudaSetDevice(0));
+  CS_CUDA_CHECK(cudaFree(nullptr));
+
+  fg::SmPartitions parts(0, opt.sms, opt.runs);
+  const int device_sms = parts.info().sm_count;
+  fg::Partition& whole = parts.primary();
+  parts.make_current(whole);
+  set_attributes();
+
+  Ctx c;
+  c.parts = &parts;
+  c.opt = &opt;
+  CS_CUDA_CHECK(cudaMalloc(&c.d_buf, kBufBytes));
+  CS_CUDA_CHECK(cudaMalloc(&c.d_flush, kFlushBytes));
+  c.recs_cap = static_cast<std::size_t>(opt.warmup + opt.runs) * kMaxSm;
+  CS_CUDA_CHECK(cudaMalloc(&c.d_recs, sizeof(CtaRec) * c.recs_cap));
+  CS_CUDA_CHECK(cudaMalloc(&c.d_fma, sizeof(float) * kThreads * kMaxSm));
+  CS_CUDA_CHECK(cudaMalloc(&c.d_rank, sizeof(int) * kMaxSm));
+  MapRec* d_map = nullptr;
+  const std::size_t map_cap = 64 * 1024;
+  CS_CUDA_CHECK(cudaMalloc(&d_map, sizeof(MapRec) * map_cap));
+  fill_kernel<<<4 * device_sms, 512, 0, whole.stream>>>(reinterpret_cast<unsigned*>(c.d_buf), kBufBytes / 4);
+  CS_CUDA_CHECK(cudaGetLastError());
+
+  // Host checksums per 64 KiB block (threads over the blocks).
+  std::vector<unsigned long long> block_sums(kBufBytes / kBlock);
+  {
+    const unsigned nt = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> th;
+    for (unsigned t = 0; t < nt; ++t) {
+      th.emplace_back([&, t] {
+        for (std::size_t b = t; b < block_sums.size(); b += nt) {
+          unsigned long long s = 0;
+          const std::size_t w0 = b * kBlock / 4;
+          for (std::size_t i = w0; i < w0 + kBlock / 4; ++i) s += word_hash(i);
+          block_sums[b] = s;
+        }
+      });
+    }
+    for (auto& t : th) t.join();
+  }
+  c.block_sums = &block_sums;
+  CS_CUDA_CHECK(cudaStreamSynchronize(whole.stream));
+
+  // 1. GPC map on the whole device.
+  CS_CUDA_CHECK(cudaFuncSetAttribute(map_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  std::vector<std::vector<int>> cluster_sms;
+  std::set<int> sms_seen;
+  std::vector<std::string> map_errors;
+  std::map<int, std::pair<int, int>> pair_stats;  // cluster size 2: (on a 2i/2i+1 pair, total)
+  for (int cl : {2, 4, 8, 16}) {
+    std::string err;
+    const std::size_t before = cluster_sms.size();
+    const int clusters = std::min<int>(static_cast<int>(map_cap) / cl, 6 * ((device_sms + cl - 1) / cl) + 1);
+    if (!run_map(whole, cl, clusters, 4, 20000, d_map, cluster_sms, sms_seen, err)) return cs::kernels::kExitCheckFailed;
+    if (!err.empty()) map_errors.push_back(err);
+    if (cl == 2) {
+      for (std::size_t i = before; i < cluster_sms.size(); ++i) {
+        const auto& v = cluster_sms[i];
+        ++pair_stats[2].second;
+        if (std::min(v[0], v[1]) % 2 == 0 && std::abs(v[0] - v[1]) == 1) ++pair_stats[2].first;
+      }
+    }
+  }
+  GpcMap map;
+  {
+    std::vector<int> parent(kMaxSm);
+    std::iota(parent.begin(), parent.end(), 0);
+    auto find = [&](int x) {
+      while (parent[x] != x) x = parent[x] = parent[parent[x]];
+      return x;
+    };
+    for (const auto& v : cluster_sms)
+      for (int s : v) parent[find(s)] = find(v.front());
+    std::map<int, std::vector<int>> by_root;
+    for (int s : sms_seen) by_root[find(s)].push_back(s);
+    for (auto& [root, v] : by_root) map.groups.push_back(v);
+    std::sort(map.groups.begin(), map.groups.end(), [](const auto& a, const auto& b) { return a.front() < b.front(); });
+    map.group_of.assign(kMaxSm, -1);
+    for (std::size_t g = 0; g < map.groups.size(); ++g)
+      for (int s : map.groups[g]) map.group_of[s] = static_cast<int>(g);
+  }
+  c.map = &map;
+  int pairs_split = 0;  // SM pairs 2i, 2i+1 in different groups
+  for (int s : sms_seen)
+    if (s % 2 == 0 && sms_seen.count(s + 1) && map.gpc(s) != map.gpc(s + 1)) ++pairs_split;
+  std::fprintf(stderr, "GPC map: %zu groups of sizes", map.groups.size());
+  for (const auto& g : map.groups) std::fprintf(stderr, " %zu", g.size());
+  std::fprintf(stderr, "; %d SMs seen; 2-CTA clusters on an (2i,2i+1) pair: %d of %d; pairs split across groups: %d\n",
+               static_cast<int>(sms_seen.size()), pair_stats[2].first, pair_stats[2].second, pairs_split);
+
+  // 2. SMs of each green context.
+  struct PartInfo {
+    int sm_limit = 0, sm_obtained = 0;
+    std::string error;
+    Placement sms;
+  };
+  std::vector<PartInfo> part_infos;
+  for (int k : opt.sms) {
+    PartInfo pi;
+    pi.sm_limit = k;
+    fg::Partition* p = parts.green(k);
+    if (p == nullptr || !p->usable()) {
+      pi.error = p ? p->error : "not made";
+      part_infos.push_back(pi);
+      continue;
+    }
+    pi.sm_obtained = p->sm_obtained;
+    parts.make_current(*p);
+    set_attributes();
+    std::vector<std::vector<int>> cl;
+    std::set<int> seen;
+    std::string err;
+    if (!run_map(*p, 1, 3 * p->sm_obtained, 1, 20000, d_map, cl, seen, err)) return cs::kernels::kExitCheckFailed;
+    pi.error = err;
+    pi.sms = placement_of(std::vector<int>(seen.begin(), seen.end()), map);
+    std::fprintf(stderr, "green %3d SMs: %d SMs seen, %d groups, %d TPCs (%d with both SMs)\n", pi.sm_obtained,
+                 pi.sms.ctas, pi.sms.gpcs, pi.sms.tpcs, pi.sms.tpcs_both);
+    part_infos.push_back(pi);
+  }
+  parts.make_current(whole);
+
+  // 3. Fixed-grid kernels per partition.
+  std::vector<Case> cases;
+  auto kernel_data = [&]() {
+    std::vector<std::pair<std::string, std::string>> v;
+    for (const auto& k : opt.kernels) {
+      if (k == "fma") {
+        v.push_back({k, ""});
+        continue;
+      }
+      if (k != "ld" && k != "bulk") throw std::runtime_error("unknown kernel '" + k + "'");
+      for (const auto& d : opt.data) {
+        bool known = false;
+        for (const auto& ds : data_sets()) known = known || ds.name == d;
+        if (!known) throw std::runtime_error("unknown data set '" + d + "'");
+        v.push_back({k, d});
+      }
+    }
+    return v;
+  }();
+  auto print_case = [&](const Case& cs) {
+    if (!cs.error.empty()) {
+      std::fprintf(stderr, "%-6s %-20s k=%3d G=%3d cl=%d %-4s %-8s  error: %s\n", cs.where.c_str(), cs.smset.c_str(),
+                   cs.k, cs.grid, cs.cluster, cs.kernel.c_str(), cs.data.c_str(), cs.error.c_str());
+      return;
+    }
+    const double t = cs.time_us.median;
+    std::fprintf(stderr,
+                 "%-6s %-20s k=%3d G=%3d cl=%d %-4s %-8s %9.2f us  %8.1f %s %6.1f GB/s/SM  gpcs=%d tpcs=%d both=%d "
+                 "places=%d  clk=%4.0f MHz span=%.1f skew=%.2f us\n",
+                 cs.where.c_str(), cs.smset.c_str(), cs.k, cs.grid, cs.cluster, cs.kernel.c_str(),
+                 cs.data.empty() ? "-" : cs.data.c_str(), t, cs.bytes > 0 ? cs.bytes / (t * 1e3) : cs.flops / (t * 1e6),
+                 cs.bytes > 0 ? "GB/s" : "TFLOP/s",
+                 cs.bytes > 0 ? cs.bytes / (t * 1e3) / cs.grid : 0.0, cs.placement.gpcs, cs.placement.tpcs,
+                 cs.placement.tpcs_both, cs.distinct_placements, cs.clock_mhz.median, cs.kernel_span_us.median,
+                 cs.start_skew_us.median);
+  };
+  for (int sweep = 0; sweep < opt.sweeps; ++sweep) {
+    std::vector<int> ks = opt.sms;
+    ks.push_back(device_sms);
+    std::sort(ks.begin(), ks.end());
+    if (sweep % 2 == 1) std::reverse(ks.begin(), ks.end());
+    for (int k : ks) {
+      fg::Partition* p = k == device_sms ? &whole : parts.green(k);
+      if (p == nullptr || !p->usable()) continue;
+      parts.make_current(*p);
+      for (int g : opt.grids) {
+        if (g > p->sm_obtained) continue;
+        for (int cl : opt.clusters) {
+          for (const auto& [kern, data] : kernel_data) {
+            Case cs;
+            cs.sweep = sweep;
+            cs.where = k == device_sms ? "whole" : "green";
+            cs.k = p->sm_obtained;
+            cs.grid = g;
+            cs.cluster = cl;
+            cs.kernel = kern;
+            cs.data = data;
+            if (!run_case(c, *p, {}, g, cs)) return cs::kernels::kExitCheckFailed;
+            print_case(cs);
+            cases.push_back(std::move(cs));
+          }
+        }
+      }
+    }
+  }
+  parts.make_current(whole);
+
+  // 4. Chosen SM sets on the whole device (one CTA per SM, cluster 1).
+  std::vector<SmSet> all_sets;
+  {
+    std::vector<SmSet> sets;
+    if (opt.smsets)
+      for (int g : opt.grids)
+        for (const SmSet& set : make_smsets(map, g))
+          if (static_cast<int>(set.sms.size()) == g) sets.push_back(set);
+    for (const auto& [name, sms] : opt.custom_sets) {
+      for (int s : sms)
+        if (!sms_seen.count(s)) throw std::runtime_error("--smset " + name + ": SM " + std::to_string(s) + " not seen");
+      sets.push_back({name, "given with --smset", sms});
+    }
+    for (const SmSet& set : sets) {
+      all_sets.push_back(set);
+      std::vector<int> rank(kMaxSm, -1);
+      for (std::size_t i = 0; i < set.sms.size(); ++i) rank[set.sms[i]] = static_cast<int>(i);
+      for (const auto& [kern, data] : kernel_data) {
+        Case cs;
+        cs.where = "smset";
+        cs.smset = set.name;
+        cs.k = device_sms;
+        cs.grid = static_cast<int>(set.sms.size());
+        cs.cluster = 1;
+        cs.kernel = kern;
+        cs.data = data;
+        if (!run_case(c, whole, rank, device_sms, cs)) return cs::kernels::kExitCheckFailed;
+        print_case(cs);
+        cases.push_back(std::move(cs));
+      }
+    }
+  }
+
+  CS_CUDA_CHECK(cudaFree(d_map));
+  CS_CUDA_CHECK(cudaFree(c.d_rank));
+  CS_CUDA_CHECK(cudaFree(c.d_fma));
+  CS_CUDA_CHECK(cudaFree(c.d_recs));
+  CS_CUDA_CHECK(cudaFree(c.d_flush));
+  CS_CUDA_CHECK(cudaFree(c.d_buf));
+
+  // JSON.
+  std::string out;
+  JsonWriter w(out, opt.compact ? 0 : 2);
+  cs::kernels::begin_bench_json(w, kSchemaVersion, prov);
+  w.field("method",
+          "fixed-grid kernels (grid G CTAs of 512 threads, 200 KB dynamic shared memory each so one CTA per SM, "
+          "cluster dimension 4 or 1, cudaLaunchKernelEx) on green contexts of k SMs (cuDevSmResourceSplitByCount "
+          "as cs_fp8_gemm) and on the whole device (primary context); CUDA events around each run, median of "
+          "runs after warmup; per CTA %smid, %globaltimer and clock64 at start and end. smset cases: the whole "
+          "device, one CTA per SM (cluster 1), only CTAs on the chosen SMs work");
+  w.field("device_sms", device_sms);
+  w.field("threads_per_cta", kThreads);
+  w.field("smem_bytes", kSmemBytes);
+  w.field("runs", opt.runs);
+  w.field("warmup", opt.warmup);
+  w.field("sweeps", opt.sweeps);
+  w.key("kernels").begin_object();
+  w.field("ld", "ld.global.cg of 16 B, 8 in flight per thread, summed (u64)");
+  w.field("bulk", "cp.async.bulk global->shared, 32 KiB chunks, 6 stages, one issuing thread, all threads sum");
+  w.field("fma", "8 independent fmaf chains per thread, fma_iters steps; flops = 2*8*fma_iters*512*G");
+  w.field("fma_iters", opt.fma_iters);
+  w.end_object();
+  w.key("data_sets").begin_array();
+  for (const auto& d : data_sets()) {
+    w.begin_object(true);
+    w.field("name", d.name);
+    w.field("offset_bytes", static_cast<std::uint64_t>(d.offset));
+    w.field("bytes_per_pass", static_cast<std::uint64_t>(d.bytes));
+    w.field("passes", d.passes);
+    w.field("flush_bytes_before_each_run", static_cast<std::uint64_t>(d.flush ? kFlushBytes : 0));
+    w.end_object();
+  }
+  w.end_array();
+  w.field("checks", "every CTA's sum of every run (warm-up included) equals the host's sum of its slice times the "
+                    "passes; every 97th FMA thread equals host fmaf bit for bit");
+  w.end_object();
+
+  w.key("gpc_map").begin_object();
+  w.field("how", "SMs that shared a thread-block cluster (2, 4, 8, 16 CTAs; 4 repetitions of 6 waves each on the "
+                 "whole device) joined by union-find; each group lies inside one GPC (a GPC may show as several "
+                 "groups if no cluster spanned them). TPC = SM pair (2i, 2i+1)");
+  w.field("sms_seen", static_cast<int>(sms_seen.size()));
+  w.key("sizes").begin_array(true);
+  for (const auto& g : map.groups) w.value(static_cast<int>(g.size()));
+  w.end_array();
+  w.key("groups").begin_array();
+  for (const auto& g : map.groups) w.value(g, true);
+  w.end_array();
+  w.field("two_cta_clusters_on_sm_pair", pair_stats[2].first);
+  w.field("two_cta_clusters", pair_stats[2].second);
+  w.field("sm_pairs_split_across_groups", pairs_split);
+  w.field("errors", map_errors);
+  w.end_object();
+
+  w.key("partitions").begin_array();
+  for (const auto& pi : part_infos) {
+    w.begin_object();
+    w.field("sm_limit", pi.sm_limit);
+    w.field("sm_obtained", pi.sm_obtained);
+    if (!pi.error.empty()) w.field("error", pi.error);
+    w.field("sms_seen", pi.sms.ctas);
+    w.field("groups_spanned", pi.sms.gpcs);
+    w.field("sms_per_group", pi.sms.per_gpc);
+    w.field("tpcs", pi.sms.tpcs);
+    w.field("tpcs_with_both_sms", pi.sms.tpcs_both);
+    w.field("sms", pi.sms.sms);
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("smsets").begin_array();
+  for (const auto& s : all_sets) {
+    const Placement pl = placement_of(s.sms, map);
+    w.begin_object(true);
+    w.field("name", s.name);
+    w.field("n", static_cast<int>(s.sms.size()));
+    w.field("how", s.how);
+    w.field("groups_spanned", pl.gpcs);
+    w.field("tpcs", pl.tpcs);
+    w.field("tpcs_with_both_sms", pl.tpcs_both);
+    w.field("sms", s.sms);
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("cases").begin_array();
+  for (const auto& cs : cases) {
+    w.begin_object();
+    w.field("sweep", cs.sweep);
+    w.field("where", cs.where);
+    if (!cs.smset.empty()) w.field("smset", cs.smset);
+    w.field("k", cs.k);
+    w.field("grid", cs.grid);
+    w.field("cluster", cs.cluster);
+    w.field("kernel", cs.kernel);
+    if (!cs.data.empty()) w.field("data", cs.data);
+    if (!cs.error.empty()) {
+      w.field("error", cs.error);
+      w.end_object();
+      continue;
+    }
+    write_stats(w, "time_us", cs.time_us);
+    if (cs.bytes > 0) {
+      w.field("bytes", cs.bytes);
+      w.field("gbps", r3(cs.bytes / (cs.time_us.median * 1e3)));
+      w.field("gbps_per_sm", r3(cs.bytes / (cs.time_us.median * 1e3) / cs.grid));
+      w.field("gbps_per_group", cs.gbps_per_gpc);
+    } else {
+      w.field("flops", cs.flops);
+      w.field("tflops", r3(cs.flops / (cs.time_us.median * 1e6)));
+    }
+    write_stats(w, "kernel_span_us", cs.kernel_span_us);
+    write_stats(w, "cta_span_us", cs.cta_span_us);
+    write_stats(w, "start_skew_us", cs.start_skew_us);
+    write_stats(w, "sm_clock_mhz", cs.clock_mhz);
+    w.key("placement").begin_object(true);
+    w.field("groups_spanned", cs.placement.gpcs);
+    w.field("tpcs", cs.placement.tpcs);
+    w.field("tpcs_with_both_sms", cs.placement.tpcs_both);
+    w.field("ctas_per_group", cs.placement.per_gpc);
+    w.field("distinct_placements_over_runs", cs.distinct_placements);
+    w.field("sms", cs.placement.sms);
+    w.field("cta_us", cs.cta_us_by_sm);
+    w.end_object();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  out.push_back('\n');
+  if (!opt.json_path.empty()) {
+    if (!cs::kernels::write_file_atomically(opt.json_path, out)) return cs::kernels::kExitError;
+  } else if (!cs::kernels::write_stdout(kProgram, out)) {
+    return cs::kernels::kExitError;
+  }
+  return cs::kernels::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return cs::kernels::guarded_main(kProgram, [&] { return run(argc, argv); }); }
