@@ -1124,12 +1124,7 @@ int run(int argc, char** argv) {
   w.end_array();
   w.end_object();
   out.push_back('\n');
-  if (!opt.json_path.empty()) {
-    if (!cs::kernels::write_file_atomically(opt.json_path, out)) return cs::kernels::kExitError;
-  } else if (!cs::kernels::write_stdout(kProgram, out)) {
-    return cs::kernels::kExitError;
-  }
-  return cs::kernels::kExitOk;
+  return cs::kernels::write_report(kProgram, opt.json_path, out);
 }
 
 }  // namespace

@@ -42,3 +42,24 @@ def derived_provenance(bench, args, program, script):
     prov["derived_from"] = [args.bench, args.csv]
     prov["derived_by"] = script
     return prov
+
+
+def cases_and_launches(bench, launches, source, what="kernels"):
+    """[(case, its launches, its timed launches)] in the bench's launch order: every case launched,
+    per group, one checking GEMM, `warmup` warm-up GEMMs and `runs` timed GEMMs, each one item of
+    `launches`. Exits naming `source` when the counts disagree."""
+    import sys
+    runs, warmup = bench["bench"]["runs"], bench["bench"]["warmup"]
+    per_group = 1 + warmup + runs
+    out, i = [], 0
+    for c in bench["cases"]:
+        n = per_group * c["groups"]
+        seg = launches[i:i + n]
+        i += n
+        if len(seg) != n:
+            sys.exit(f"{source}: {len(launches)} {what}, fewer than the cases launched")
+        timed = [seg[g * per_group + 1 + warmup + r] for g in range(c["groups"]) for r in range(runs)]
+        out.append((c, seg, timed))
+    if i != len(launches):
+        sys.exit(f"{source}: {len(launches)} {what}, {i} expected from the cases")
+    return out

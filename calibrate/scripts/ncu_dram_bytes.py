@@ -13,24 +13,16 @@ import json
 import statistics
 import sys
 
-from ncu_csv import bench_and_results, derived_provenance
+from ncu_csv import bench_and_results, cases_and_launches, derived_provenance
 
 
 def main():
     a, bench, ks = bench_and_results()
-    runs, warmup = bench["bench"]["runs"], bench["bench"]["warmup"]
-    per_group = 1 + warmup + runs  # the check, the warm-up, the timed runs
-    cases, i = [], 0
-    for c in bench["cases"]:
-        n = per_group * c["groups"]
-        seg = ks[i:i + n]
-        i += n
-        if len(seg) != n:
-            sys.exit(f"{a.csv}: {len(ks)} kernels, fewer than the cases launched")
+    cases = []
+    for c, seg, timed in cases_and_launches(bench, ks, a.csv):
         names = {k["Kernel Name"] for k in seg}
         if len(names) != 1:
             sys.exit(f"{a.csv}: case {c['m']}x{c['n']}x{c['k']} matched kernels of several names: {sorted(names)}")
-        timed = [seg[g * per_group + 1 + warmup + r] for g in range(c["groups"]) for r in range(runs)]
         cases.append({
             "name": c["name"], "m": c["m"], "n": c["n"], "k": c["k"], "groups": c["groups"],
             "sms": c["sm_obtained"], "kernel": seg[0]["Kernel Name"], "grid": seg[0]["Grid Size"],
@@ -39,8 +31,6 @@ def main():
             "dram_write_bytes": statistics.median(k["dram__bytes_write.sum"] for k in timed),
             "l2_bytes": statistics.median(k["lts__t_bytes.sum"] for k in timed),
         })
-    if i != len(ks):
-        sys.exit(f"{a.csv}: {len(ks)} kernels, {i} expected from the cases")
     prov = derived_provenance(bench, a, "ncu_dram_bytes", "calibrate/scripts/ncu_dram_bytes.py")
     json.dump({"schema_version": 1, "provenance": prov,
                "bench": {"per_group": "median over the timed kernels of one group's kernel",

@@ -15,12 +15,11 @@ import json
 import statistics
 import sys
 
-from ncu_csv import bench_and_results, derived_provenance
+from ncu_csv import bench_and_results, cases_and_launches, derived_provenance
 
 
 def main():
     a, bench, ks = bench_and_results()
-    runs, warmup = bench["bench"]["runs"], bench["bench"]["warmup"]
     launches = []  # [GEMM kernel, reduction kernel or None]
     for k in ks:
         if "splitKreduce" in k["Kernel Name"]:
@@ -29,15 +28,8 @@ def main():
             launches[-1][1] = k
         else:
             launches.append([k, None])
-    per_group = 1 + warmup + runs  # the check, the warm-up, the timed runs
-    cases, i = [], 0
-    for c in bench["cases"]:
-        n = per_group * c["groups"]
-        seg = launches[i:i + n]
-        i += n
-        if len(seg) != n:
-            sys.exit(f"{a.csv}: {len(launches)} GEMM launches, fewer than the cases launched")
-        timed = [seg[g * per_group + 1 + warmup + r] for g in range(c["groups"]) for r in range(runs)]
+    cases = []
+    for c, _, timed in cases_and_launches(bench, launches, a.csv, "GEMM launches"):
         reduced = [r for _, r in timed if r is not None]
         if reduced and len(reduced) != len(timed):
             sys.exit(f"{a.csv}: case {c['m']}x{c['n']}x{c['k']} reduced in some launches only")
@@ -49,8 +41,6 @@ def main():
             "reduce_grid": reduced[0]["Grid Size"] if reduced else None,
             "reduce_us": statistics.median(r["gpu__time_duration.sum"] for r in reduced) / 1e3 if reduced else 0.0,
         })
-    if i != len(launches):
-        sys.exit(f"{a.csv}: {len(launches)} GEMM launches, {i} expected from the cases")
     prov = derived_provenance(bench, a, "ncu_splitk_reduce", "calibrate/scripts/ncu_splitk_reduce.py")
     json.dump({"schema_version": 1, "provenance": prov,
                "bench": {"per_case": "medians over the timed launches (profiler durations, kernels serialised)"},

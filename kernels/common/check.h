@@ -68,6 +68,13 @@ inline bool write_file_atomically(const std::string& path, const std::string& te
   return true;
 }
 
+// A program's JSON report: to `json_path` (atomically) when one is given, else to stdout. The exit
+// code to return: kExitOk, or kExitError when it could not be written.
+inline int write_report(const char* program, const std::string& json_path, const std::string& json) {
+  if (!json_path.empty()) return write_file_atomically(json_path, json) ? kExitOk : kExitError;
+  return write_stdout(program, json) ? kExitOk : kExitError;
+}
+
 }  // namespace cs::kernels
 
 // Throws cs::kernels::CudaError when the CUDA runtime call `expr` does not return cudaSuccess.
