@@ -22,6 +22,9 @@ namespace {
 // its excess over 1, so that it stays above 1 (the tiled and HBM times at most add up).
 constexpr int kExponent = hw::GemmModel::kOverlapExponent;
 constexpr double kStartExponent = 4.0;
+// A start for the reduction's rate where the given start has none (a profile from before it): of
+// the order of an H200 SM's share of its HBM (4800 x 0.7 / 132 = 25 GB/s), as gemm_start gives.
+constexpr double kStartReduceGBpsPerSm = 20.0;
 double to_fit_space(int i, double v) { return i == kExponent ? std::log(v - 1.0) : std::log(v); }
 double from_fit_space(int i, double x) { return i == kExponent ? 1.0 + std::exp(x) : std::exp(x); }
 }  // namespace
@@ -94,10 +97,12 @@ GemmFit fit_gemm(const std::vector<GemmCase>& cases, const std::vector<bool>& us
   const auto a = start.to_array();
   // The fit space has no exponent of 1 or less (log of its excess over 1) and no reduction rate of
   // 0: a start there (a profile's plain max, or no reduction rate) starts from the usual guess.
-  for (int i = 0; i < hw::GemmModel::kParams; ++i)
-    x0[i] = to_fit_space(i, i == kExponent && !(a[i] > 1)             ? kStartExponent
-                            : i == hw::GemmModel::kSplitKReduce && !(a[i] > 0) ? 20.0
-                                                                           : a[i]);
+  for (int i = 0; i < hw::GemmModel::kParams; ++i) {
+    double v = a[i];
+    if (i == kExponent && !(v > 1)) v = kStartExponent;
+    if (i == hw::GemmModel::kSplitKReduce && !(v > 0)) v = kStartReduceGBpsPerSm;
+    x0[i] = to_fit_space(i, v);
+  }
   GemmFit out;
   if (fitted.empty()) {
     out.model = start;

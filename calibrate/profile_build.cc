@@ -156,7 +156,9 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
           g[i], "unconstrained",
           "no measured case depends on it (its regime binds in none): the value the fit left, from a start of " +
               fmt_double(g0[i]) +
-              (i == hw::GemmModel::kOverlapExponent ? " (a guess: no datasheet gives it); " : " (datasheet); ") +
+              (i == hw::GemmModel::kOverlapExponent  ? " (a guess: no datasheet gives it); "
+               : i == hw::GemmModel::kSplitKReduce ? " (a guess: the datasheet's HBM x 0.7 over the SMs); "
+                                                   : " (datasheet); ") +
               gemm_src};
   }
   if (!set.bf16_gemms.empty()) {

@@ -15,8 +15,8 @@ namespace {
 // A run builds and frees one op graph per representative step (hundreds of MB for DeepSeek-V3):
 // by default glibc maps each large block afresh and returns freed memory to the system, so every
 // step faults its pages in again (1.3-1.9 s of system time in a 9 s run). Large blocks from the
-// heap (up to glibc's 32 MiB ceiling) and no trimming keep the memory for the next step: 7.7-8.2 s,
-// 360 MB peak against 351 (README, "Sweep speed"). Results do not depend on it.
+// heap (up to glibc's 32 MiB ceiling) and no trimming keep the memory for the next step: 7.7-7.8 s
+// against 9.0, 360 MB peak against 351 (README, "Sweep speed"). Results do not depend on it.
 void keep_freed_memory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 32 << 20);

@@ -42,9 +42,10 @@ double gemm_model_split_reduce_us(const GemmModel& p, const sim::GemmShape& g, i
   const int64_t split = split_k(g, gemm_model_tiles(g), sms);
   if (split == 1) return 0.0;
   if (!(p.split_k_reduce_GBps_per_sm > 0)) return p.split_k_us;
-  // FP32 partial tiles read, one per slice, and the BF16 output written.
+  // FP32 partial tiles read, one per slice, and the output written (as gemm_compulsory_bytes).
+  const double out = g.dtype == sim::DType::kFp32 ? 4.0 : 2.0;
   const double bytes = static_cast<double>(g.groups) * static_cast<double>(g.m) * static_cast<double>(g.n) *
-                       (4.0 * static_cast<double>(split) + 2.0);
+                       (4.0 * static_cast<double>(split) + out);
   return p.split_k_us + bytes / (p.split_k_reduce_GBps_per_sm * 1e3 * sms);
 }
 

@@ -22,12 +22,13 @@
 //                 max(T, H), the model before the exponent was fitted)
 //   split-K       a second kernel (cuBLASLt's splitKreduce_kernel, seen under Nsight Compute:
 //                 calibrate/data/h200/fp8_gemm_splitk_reduce_under_ncu_*) adds the slices' FP32
-//                 partial tiles and writes the BF16 output. Its grid is fixed by the output (264
-//                 to 896 blocks), so it spreads over every SM of the partition, not only those the
-//                 tiles used: R = split_k_us + groups m n (4 split + 2) bytes /
+//                 partial tiles and writes the output (BF16; FP32 for FP32 inputs). Its grid does not
+//                 depend on the partition (264 to 896 blocks over the shapes measured), so it
+//                 spreads over every SM of the partition, not only those the tiles used:
+//                 R = split_k_us + groups m n (4 split + output bytes) bytes /
 //                 (split_k_reduce_GBps_per_sm x SMs of the partition). On the H200 the GEMM kernel
-//                 of m = 128, n = 4096, k = 7168 takes 20.4 us on 64 and on 128 SMs, its reduction
-//                 9.7 and 6.7 us. (split_k_reduce_GBps_per_sm absent or 0: R = split_k_us, the
+//                 of m = 128, n = 4096, k = 7168 takes 20.3 us on 64 SMs and 20.4 on 128, its
+//                 reduction 9.7 and 6.7 us. (split_k_reduce_GBps_per_sm absent or 0: R = split_k_us, the
 //                 model before it was seen.) A split-K GEMM therefore holds its whole partition.
 #pragma once
 
@@ -50,7 +51,7 @@ struct GemmModel {
   double hbm_GBps = 0;       // compulsory bytes (A and B once, C once) per second, whole chip
   double split_k_us = 0;     // per split-K kernel: reducing the k slices' partial tiles
   double hbm_overlap_exponent = 0;  // p above (at least 1; 0: the plain max)
-  double split_k_reduce_GBps_per_sm = 0;  // the split-K reduction's bytes per SM of the partition (0: none)
+  double split_k_reduce_GBps_per_sm = 0;  // the split-K reduction's GB/s per SM of the partition (0: split_k_us alone)
 
   static constexpr int kParams = 8;
   static constexpr int kOverlapExponent = 6;  // hbm_overlap_exponent's index in to_array()

@@ -28,8 +28,11 @@ EventId EventQueue::push(Time t, Callback cb) {
 
 void EventQueue::cancel(EventId id) {
   if (!pending(id)) return;
+  // Captured state is released now, but only once the queue is consistent again: a capture's
+  // destructor may schedule or cancel events itself.
+  Callback dropped = std::move(slots_[id.slot].cb);
   remove_at(slots_[id.slot].pos);
-  release(id.slot);  // releases captured state now
+  release(id.slot);
 }
 
 bool EventQueue::reschedule(EventId id, Time t) {

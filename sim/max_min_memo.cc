@@ -71,7 +71,7 @@ const std::vector<double>& MaxMinMemo::solve(const MaxMinProblem& p) {
 
   const std::vector<double>& rates = solver_.solve(p);
   const size_t bytes = (key_.size() + rates.size()) * sizeof(uint64_t) + sizeof(Entry) + 2 * sizeof(uint32_t);
-  if (stored_bytes_ + bytes > kMaxStoredBytes) {
+  if (stored_bytes_ + bytes > max_stored_bytes_) {
     // Memory stays bounded when problems never repeat; forgetting changes no result.
     forget();
     i = h & mask;

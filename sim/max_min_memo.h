@@ -17,8 +17,14 @@ namespace cs::sim {
 
 class MaxMinMemo {
  public:
+  static constexpr size_t kDefaultMaxStoredBytes = size_t{64} << 20;
+  // Past about `max_stored_bytes` of keys, rates and table (counted by sizes, not capacities)
+  // everything is forgotten and storing starts over.
+  explicit MaxMinMemo(size_t max_stored_bytes = kDefaultMaxStoredBytes) : max_stored_bytes_(max_stored_bytes) {}
   // The rates of `p`, as MaxMinSolver::solve gives them; valid until the next call.
   const std::vector<double>& solve(const MaxMinProblem& p);
+  // Problems remembered now.
+  size_t size() const { return entries_.size(); }
 
  private:
   struct Entry {
@@ -27,8 +33,6 @@ class MaxMinMemo {
     size_t key_words;
     std::vector<double> rates;
   };
-  static constexpr size_t kMaxStoredBytes = size_t{64} << 20;  // then forget all and start over
-
   void forget();
   void grow();
 
@@ -37,6 +41,7 @@ class MaxMinMemo {
   std::vector<uint64_t> keys_;       // every stored key, one after another
   std::vector<Entry> entries_;
   std::vector<uint32_t> table_;      // entries_ index + 1 per slot, 0 empty; a power of two long
+  size_t max_stored_bytes_;
   size_t stored_bytes_ = 0;
 };
 

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -116,6 +117,25 @@ TEST_CASE("the memo keeps answering bit for bit as its table grows past its firs
     problems.push_back(problem({c, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, 0.5 + (i % 7), kInf, 3.0}));
     want.push_back(s.solve(problems.back()));
   }
-  for (int round = 0; round < 2; ++round)
+  for (int round = 0; round < 2; ++round) {
     for (size_t i = 0; i < problems.size(); ++i) REQUIRE(memo.solve(problems[i]) == want[i]);
+    CHECK(memo.size() == problems.size());  // the second round found every problem: none stored again
+  }
+}
+
+TEST_CASE("the memo forgets everything past its byte budget and keeps answering bit for bit", "[sim]") {
+  // A budget of a few problems: storing the 3000 forgets many times over; every answer is still
+  // the solver's, and what is remembered stays within the budget.
+  MaxMinSolver s;
+  cs::sim::MaxMinMemo memo(4096);
+  size_t most = 0;
+  for (int round = 0; round < 2; ++round)
+    for (int i = 0; i < 3000; ++i) {
+      const MaxMinProblem p = problem({1.0 + i, 4, 10}, {{0, 1}, {1, 2}, {0}, {2}}, {kInf, 0.5 + (i % 7), kInf, 3.0});
+      REQUIRE(memo.solve(p) == s.solve(p));
+      REQUIRE(memo.solve(p) == s.solve(p));  // asked again at once: remembered, unless just forgotten
+      most = std::max(most, memo.size());
+    }
+  CHECK(most > 1);
+  CHECK(most < 40);
 }
