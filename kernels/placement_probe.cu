@@ -705,9 +705,12 @@ int parse_args(int argc, char** argv, Options& opt) {
       opt.sms = int_list(next(), 8, 1023, "--sms");
     } else if (a == "--grids") {
       opt.grids = int_list(next(), 1, 1024, "--grids");
+      // Every data set (24 MiB, 1 GiB, 32 MiB) split into whole 64 KiB slices (kThreads x kUnroll
+      // 16-byte loads) over the grid, which also fills whole 4x1 clusters: 4, 8, 16, 32, 64 or 128.
       for (int g : opt.grids)
-        if (g % 4 != 0 || (24 * kMiB / g) % (kThreads * kUnroll * 16) != 0)
-          throw std::runtime_error("grids must divide the data sets into 64 KiB slices (32, 64, 96, 128...)");
+        for (std::size_t bytes : {24 * kMiB, 1024 * kMiB, 32 * kMiB})
+          if (g % 4 != 0 || bytes % g != 0 || (bytes / g) % (kThreads * kUnroll * 16) != 0)
+            throw std::runtime_error("--grids: each grid must split every data set into whole 64 KiB slices (4, 8, 16, 32, 64 or 128)");
     } else if (a == "--clusters") {
       opt.clusters = int_list(next(), 1, 8, "--clusters");
     } else if (a == "--kernels") {
@@ -928,6 +931,7 @@ int run(int argc, char** argv) {
     std::vector<int> ks = opt.sms;
     ks.push_back(device_sms);
     std::sort(ks.begin(), ks.end());
+    ks.erase(std::unique(ks.begin(), ks.end()), ks.end());  // --sms may name the whole device too
     if (sweep % 2 == 1) std::reverse(ks.begin(), ks.end());
     for (int k : ks) {
       fg::Partition* p = k == device_sms ? &whole : parts.green(k);
