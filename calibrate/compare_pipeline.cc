@@ -114,11 +114,6 @@ PipelineCompare compare_pipeline(const models::Scenario& sc, const std::string& 
   return r;
 }
 
-namespace {
-std::string fixed(double v, int digits) { return table_fixed(v, digits); }
-std::string pct(double measured, double simulated) { return table_error_pct(measured, simulated); }
-}  // namespace
-
 std::string pipeline_compare_console(const PipelineCompare& r) {
   std::ostringstream o;
   o << "scenario   " << r.scenario << " (" << r.scenario_gpu << ")\n";
@@ -128,17 +123,18 @@ std::string pipeline_compare_console(const PipelineCompare& r) {
     << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms" << std::setw(9) << "err%" << "   (median span)\n";
   for (const PipelineTaskRow& t : r.tasks)
     o << std::left << std::setw(18) << t.kind << std::right << std::setw(8) << t.measured_count << std::setw(8)
-      << t.simulated_count << std::setw(12) << fixed(t.measured_median_ms, 3) << std::setw(12)
-      << fixed(t.simulated_median_ms, 3) << std::setw(9) << pct(t.measured_median_ms, t.simulated_median_ms) << "\n";
+      << t.simulated_count << std::setw(12) << table_fixed(t.measured_median_ms, 3) << std::setw(12)
+      << table_fixed(t.simulated_median_ms, 3) << std::setw(9)
+      << table_error_pct(t.measured_median_ms, t.simulated_median_ms) << "\n";
   o << "\n" << std::left << std::setw(18) << "rank end" << std::right << std::setw(28) << "meas_ms" << std::setw(12)
     << "sim_ms" << std::setw(9) << "err%\n";
   for (size_t i = 0; i < r.measured_rank_end_ms.size() && i < r.simulated_rank_end_ms.size(); ++i)
     o << std::left << std::setw(18) << ("rank " + std::to_string(i)) << std::right << std::setw(28)
-      << fixed(r.measured_rank_end_ms[i], 3) << std::setw(12) << fixed(r.simulated_rank_end_ms[i], 3) << std::setw(9)
-      << pct(r.measured_rank_end_ms[i], r.simulated_rank_end_ms[i]) << "\n";
-  o << std::left << std::setw(18) << "step" << std::right << std::setw(28) << fixed(r.measured_step_ms, 3)
-    << std::setw(12) << fixed(r.simulated_step_ms, 3) << std::setw(9) << pct(r.measured_step_ms, r.simulated_step_ms)
-    << "\n\n";
+      << table_fixed(r.measured_rank_end_ms[i], 3) << std::setw(12) << table_fixed(r.simulated_rank_end_ms[i], 3)
+      << std::setw(9) << table_error_pct(r.measured_rank_end_ms[i], r.simulated_rank_end_ms[i]) << "\n";
+  o << std::left << std::setw(18) << "step" << std::right << std::setw(28) << table_fixed(r.measured_step_ms, 3)
+    << std::setw(12) << table_fixed(r.simulated_step_ms, 3) << std::setw(9)
+    << table_error_pct(r.measured_step_ms, r.simulated_step_ms) << "\n\n";
   for (const std::string& n : r.notes) o << "note: " << n << "\n";
   return o.str();
 }

@@ -287,8 +287,6 @@ std::string table_error_pct(double measured, double simulated) {
 }
 
 namespace {
-std::string fixed(double v, int digits) { return table_fixed(v, digits); }
-std::string pct(double measured, double simulated) { return table_error_pct(measured, simulated); }
 // A form's row name: its profile name, "unmatched" for kernels no form matched.
 std::string form_label(sim::MemoryForm f) { return f == sim::MemoryForm::kAny ? "unmatched" : sim::memory_form_name(f); }
 }  // namespace
@@ -304,8 +302,8 @@ std::string compare_console(const CompareReport& r) {
     << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms" << std::setw(9) << "err%" << "\n";
   const auto tally_row = [&](int width, const std::string& name, const Tally& t) {
     o << std::left << std::setw(width) << name << std::right << std::setw(8) << t.measured_count << std::setw(8)
-      << t.simulated_count << std::setw(12) << fixed(t.measured_ms, 3) << std::setw(12) << fixed(t.simulated_ms, 3)
-      << std::setw(9) << pct(t.measured_ms, t.simulated_ms) << "\n";
+      << t.simulated_count << std::setw(12) << table_fixed(t.measured_ms, 3) << std::setw(12)
+      << table_fixed(t.simulated_ms, 3) << std::setw(9) << table_error_pct(t.measured_ms, t.simulated_ms) << "\n";
   };
   for (const ClassRow& c : r.classes) tally_row(12, class_name(c.cls), c);
   if (!r.other_forms.empty()) {
@@ -316,14 +314,14 @@ std::string compare_console(const CompareReport& r) {
   o << "\n" << std::left << std::setw(12) << "" << std::right << std::setw(12) << "meas_ms" << std::setw(12) << "sim_ms"
     << std::setw(9) << "err%" << "\n";
   const auto line = [&](const char* name, double m, double s) {
-    o << std::left << std::setw(12) << name << std::right << std::setw(12) << fixed(m, 3) << std::setw(12) << fixed(s, 3)
-      << std::setw(9) << pct(m, s) << "\n";
+    o << std::left << std::setw(12) << name << std::right << std::setw(12) << table_fixed(m, 3) << std::setw(12)
+      << table_fixed(s, 3) << std::setw(9) << table_error_pct(m, s) << "\n";
   };
   line("makespan", r.measured_makespan_ms, r.simulated_makespan_ms);
   line("gpu_busy", r.measured_busy_ms, r.simulated_busy_ms);
   line("overlap", r.measured_overlap_ms, r.simulated_overlap_ms);
   o << "\nlargest error: " << r.largest_error_class << " (" << (r.largest_error_ms >= 0 ? "+" : "")
-    << fixed(r.largest_error_ms, 3) << " ms simulated vs measured)\n";
+    << table_fixed(r.largest_error_ms, 3) << " ms simulated vs measured)\n";
   for (const std::string& n : r.notes) o << "note: " << n << "\n";
   return o.str();
 }

@@ -5,10 +5,11 @@
 #include <cmath>
 #include <cstdint>
 
+#include "hw/ceil_div.h"
+
 namespace cs::hw {
 
 namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 constexpr int64_t kTileM = kGemmTileM;
 constexpr int64_t kTileN = kGemmTileN;
 constexpr int64_t kSplitK = 2;

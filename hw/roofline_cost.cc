@@ -4,13 +4,10 @@
 #include <cstdio>
 #include <limits>
 
+#include "hw/ceil_div.h"
 #include "hw/gemm_model.h"
 
 namespace cs::hw {
-
-namespace {
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-}  // namespace
 
 std::string RooflineCost::describe() const {
   char buf[160];

@@ -31,8 +31,6 @@ constexpr KindName kNames[] = {
     {"dualpipe-v", ScheduleKind::kDualPipeV},
 };
 
-std::string num(int v) { return std::to_string(v); }
-
 }  // namespace
 
 const char* schedule_kind_name(ScheduleKind k) {
@@ -54,19 +52,21 @@ std::string schedule_kind_list() { return "1f1b, interleaved, zb1p, dualpipe, du
 std::string schedule_problem(const ScheduleParams& p) {
   const std::string kind = schedule_kind_name(p.kind);
   if (p.stages < 1 || p.stages > kMaxStages)
-    return "the number of stages must be 1 to " + num(kMaxStages) + ", not " + num(p.stages);
+    return "the number of stages must be 1 to " + std::to_string(kMaxStages) + ", not " + std::to_string(p.stages);
   if (p.micro_batches < 1 || p.micro_batches > kMaxMicroBatches)
-    return "the number of micro-batches must be 1 to " + num(kMaxMicroBatches) + ", not " + num(p.micro_batches);
+    return "the number of micro-batches must be 1 to " + std::to_string(kMaxMicroBatches) + ", not " +
+           std::to_string(p.micro_batches);
   const bool interleaved = p.kind == ScheduleKind::kInterleaved1f1b;
   if (interleaved && (p.virtual_stages < 2 || p.virtual_stages > kMaxVirtual))
-    return "interleaved 1F1B needs 2 to " + num(kMaxVirtual) + " virtual stages per rank, not " +
-           num(p.virtual_stages) + " (with 1 it is plain 1f1b)";
+    return "interleaved 1F1B needs 2 to " + std::to_string(kMaxVirtual) + " virtual stages per rank, not " +
+           std::to_string(p.virtual_stages) + " (with 1 it is plain 1f1b)";
   if (!interleaved && p.virtual_stages != 1)
     return "virtual stages apply to the interleaved schedule only; " + kind + " has 1 per rank, not " +
-           num(p.virtual_stages);
+           std::to_string(p.virtual_stages);
   if (static_cast<int64_t>(p.micro_batches) * p.stages * p.virtual_stages > kMaxChunks)
     return "micro-batches x stages x virtual stages must be at most " + std::to_string(kMaxChunks);
-  const std::string sizes = num(p.stages) + " stages and " + num(p.micro_batches) + " micro-batches";
+  const std::string sizes =
+      std::to_string(p.stages) + " stages and " + std::to_string(p.micro_batches) + " micro-batches";
   switch (p.kind) {
     case ScheduleKind::k1f1b:
       return "";
@@ -80,16 +80,17 @@ std::string schedule_problem(const ScheduleParams& p) {
         return "ZB1P (ZB-H1) needs at least as many micro-batches as stages, not " + sizes;
       return "";
     case ScheduleKind::kDualPipe:
-      if (p.stages % 2 != 0) return "DualPipe needs an even number of stages, not " + num(p.stages);
+      if (p.stages % 2 != 0) return "DualPipe needs an even number of stages, not " + std::to_string(p.stages);
       if (p.micro_batches % 2 != 0)
-        return "DualPipe needs an even number of micro-batches (half go each way), not " + num(p.micro_batches);
+        return "DualPipe needs an even number of micro-batches (half go each way), not " +
+               std::to_string(p.micro_batches);
       if (p.micro_batches < 2 * p.stages)
         return "DualPipe needs at least twice as many micro-batches as stages (dualpipe.py: "
                "num_chunks >= num_ranks * 2), not " + sizes;
       return "";
     case ScheduleKind::kDualPipeV:
       if (p.stages % 2 != 0)
-        return "DualPipeV needs an even number of stages (two per device), not " + num(p.stages);
+        return "DualPipeV needs an even number of stages (two per device), not " + std::to_string(p.stages);
       if (p.micro_batches < p.stages)
         return "DualPipeV needs at least as many micro-batches as stages (dualpipev.py: num_chunks "
                ">= num_ranks * 2 on stages/2 ranks), not " + sizes;
@@ -183,7 +184,7 @@ std::vector<std::vector<std::vector<TaskRef>>> task_dependencies(const PipelineS
     for (int i = 0; i < static_cast<int>(s.per_rank[r].size()); ++i)
       for (const PassRef& p : task_provides(s.per_rank[r][i]))
         if (!producer.emplace(p, TaskRef{r, i}).second)
-          throw std::logic_error("schedule: a chunk pass is produced twice (rank " + num(r) + ")");
+          throw std::logic_error("schedule: a chunk pass is produced twice (rank " + std::to_string(r) + ")");
   std::vector<std::vector<std::vector<TaskRef>>> out(s.per_rank.size());
   for (size_t r = 0; r < s.per_rank.size(); ++r) {
     out[r].resize(s.per_rank[r].size());
@@ -191,7 +192,7 @@ std::vector<std::vector<std::vector<TaskRef>>> task_dependencies(const PipelineS
       for (const PassRef& p : task_needs(s, s.per_rank[r][i])) {
         const auto it = producer.find(p);
         if (it == producer.end())
-          throw std::logic_error("schedule: rank " + num(static_cast<int>(r)) + " task " +
+          throw std::logic_error("schedule: rank " + std::to_string(static_cast<int>(r)) + " task " +
                                  task_token(s, s.per_rank[r][i]) + " needs a pass no task produces");
         out[r][i].push_back(it->second);
       }
@@ -259,7 +260,7 @@ std::vector<std::vector<int>> activation_moments(const PipelineSchedule& s, int 
 
 std::string task_token(const PipelineSchedule& s, const ChunkTask& t) {
   const auto id = [&](const ChunkRef& c) {
-    std::string out = num(c.micro_batch);
+    std::string out = std::to_string(c.micro_batch);
     const bool second = c.direction == 1 || (s.params.kind == ScheduleKind::kDualPipeV && c.stage >= s.params.stages / 2);
     if (second) out += '\'';
     if (s.params.kind == ScheduleKind::kInterleaved1f1b) out += static_cast<char>('a' + c.stage / s.params.stages);

@@ -8,13 +8,11 @@
 namespace cs::models {
 namespace {
 
-std::string num(int v) { return std::to_string(v); }
-
 std::string pass_name(const PipelineSchedule& s, const PassRef& p) {
   static const char* const kPass[] = {"forward", "input gradient", "weight gradient"};
-  std::string out = std::string(kPass[static_cast<int>(p.pass)]) + " of micro-batch " + num(p.chunk.micro_batch) +
-                    " on stage " + num(p.chunk.stage);
-  if (s.directions > 1) out += " direction " + num(p.chunk.direction);
+  std::string out = std::string(kPass[static_cast<int>(p.pass)]) + " of micro-batch " +
+                    std::to_string(p.chunk.micro_batch) + " on stage " + std::to_string(p.chunk.stage);
+  if (s.directions > 1) out += " direction " + std::to_string(p.chunk.direction);
   return out;
 }
 
@@ -27,10 +25,10 @@ std::string production_defect(const PipelineSchedule& s) {
         const ChunkRef& c = p.chunk;
         if (c.micro_batch < 0 || c.micro_batch >= s.micro_batches_per_direction || c.stage < 0 ||
             c.stage >= s.model_stages || c.direction < 0 || c.direction >= s.directions)
-          return "rank " + num(r) + " runs " + task_token(s, t) + ", outside the schedule's sizes";
+          return "rank " + std::to_string(r) + " runs " + task_token(s, t) + ", outside the schedule's sizes";
         if (s.rank_of(c.stage, c.direction) != r)
-          return "rank " + num(r) + " runs the " + pass_name(s, p) + ", which rank " +
-                 num(s.rank_of(c.stage, c.direction)) + " holds";
+          return "rank " + std::to_string(r) + " runs the " + pass_name(s, p) + ", which rank " +
+                 std::to_string(s.rank_of(c.stage, c.direction)) + " holds";
         if (!seen.insert(p).second) return "the " + pass_name(s, p) + " runs twice";
       }
   for (int d = 0; d < s.directions; ++d)
@@ -68,8 +66,8 @@ std::string deadlock_defect(const PipelineSchedule& s) {
       const ChunkTask& t = s.per_rank[r][next[r]];
       for (const PassRef& p : task_needs(s, t))
         if (!done.count(p))
-          return "deadlock: rank " + num(static_cast<int>(r)) + " waits at " + task_token(s, t) +
-                 " (task " + num(static_cast<int>(next[r])) + ") for the " + pass_name(s, p);
+          return "deadlock: rank " + std::to_string(static_cast<int>(r)) + " waits at " + task_token(s, t) + " (task " +
+                 std::to_string(static_cast<int>(next[r])) + ") for the " + pass_name(s, p);
     }
   return "deadlock";
 }
@@ -78,7 +76,8 @@ std::string deadlock_defect(const PipelineSchedule& s) {
 
 std::string schedule_defect(const PipelineSchedule& s) {
   if (static_cast<int>(s.per_rank.size()) != s.ranks)
-    return num(static_cast<int>(s.per_rank.size())) + " task orders for " + num(s.ranks) + " ranks";
+    return std::to_string(static_cast<int>(s.per_rank.size())) + " task orders for " + std::to_string(s.ranks) +
+           " ranks";
   if (std::string d = production_defect(s); !d.empty()) return d;
   return deadlock_defect(s);
 }

@@ -18,8 +18,6 @@ using hw::YamlNode;
 
 constexpr int64_t kMaxRampIncrements = 1'000'000;  // a ramp is summed increment by increment
 
-std::string num(int64_t v) { return std::to_string(v); }
-
 // The smallest micro-batch count from `m` up to `limit` the schedule accepts, or 0.
 int first_valid_micro_batches(ScheduleParams p, int m, int limit) {
   for (; m <= limit; ++m) {
@@ -75,15 +73,16 @@ TrainingPlan parse_training(const YamlNode& t, const YamlNode& workload, const s
     const int64_t g = static_cast<int64_t>(mw.layout.dp) * mw.micro_batch;
     for (const int64_t batch : {ph.batch_start, ph.batch_end})
       if (batch % g != 0)
-        gb.fail("a global batch of " + num(batch) + " sequences does not split over dp x micro_batch = " + num(g) +
-                " (every data-parallel rank runs whole micro-batches)");
+        gb.fail("a global batch of " + std::to_string(batch) + " sequences does not split over dp x micro_batch = " +
+                std::to_string(g) + " (every data-parallel rank runs whole micro-batches)");
     if ((ph.batch_end - ph.batch_start) / g > kMaxRampIncrements)
-      gb.fail("the ramp takes more than " + num(kMaxRampIncrements) + " increments of dp x micro_batch = " + num(g));
+      gb.fail("the ramp takes more than " + std::to_string(kMaxRampIncrements) +
+              " increments of dp x micro_batch = " + std::to_string(g));
     ScheduleParams sp = *mw.pipeline;
     sp.micro_batches = static_cast<int>(ph.batch_end / g);
     if (const std::string bad = schedule_problem(sp); !bad.empty())
-      gb.fail("at the full batch of " + num(ph.batch_end) + " sequences (" + num(sp.micro_batches) +
-              " micro-batches per pipeline): " + bad);
+      gb.fail("at the full batch of " + std::to_string(ph.batch_end) + " sequences (" +
+              std::to_string(sp.micro_batches) + " micro-batches per pipeline): " + bad);
     mw.pipeline = sp;
     const WorkloadSize size = model_workload_size(mw);
     if (size.ops > static_cast<uint64_t>(kMaxExpandedOps) || size.transfers > static_cast<uint64_t>(kMaxTransfers))

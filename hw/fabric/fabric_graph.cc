@@ -4,11 +4,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "hw/ceil_div.h"
+
 namespace cs::hw {
 
 namespace {
-
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 struct TreeShape {
   int endpoints = 0;  // NICs in one tree

@@ -14,6 +14,10 @@
 #include "models/scenario_loader.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::calibrate;
 using nlohmann::json;
 
@@ -357,3 +361,5 @@ TEST_CASE("compare refuses a pipeline scenario the bench did not run, naming its
   // A scenario without a whole-step pipeline has nothing to line up.
   CHECK_THROWS_AS(compare_pipeline(cs::models::load_scenario_file(dense_scenario()), data), cs::hw::UserError);
 }
+
+}  // namespace CS_TEST_FILE

@@ -11,6 +11,10 @@
 #include "hw/gpu_profile.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 TEST_CASE("copy slowdown beside GEMMs: the fit recovers the value synthetic cases were made with", "[calibrate][memory]") {
@@ -54,3 +58,5 @@ TEST_CASE("the bundled H200 profile's copy slowdown is the fit of its overlap ra
   CHECK(f.error_without > 0.08);  // 9.9%: the HBM queue explains little of it
   CHECK(f.median_error < 0.02);   // 1.3%
 }
+
+}  // namespace CS_TEST_FILE

@@ -12,6 +12,10 @@
 #include "models/scenario_loader.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::calibrate;
 using nlohmann::json;
 
@@ -112,3 +116,5 @@ TEST_CASE("the DeepSeek-V3 layers: 1x128 scales on both operands run about 1.2 t
   CHECK(vec_total > 1.10 * block_total);
   CHECK((vec_total - b.at("1x128_1x128")) > 1.15 * b.at("1x128_128x128"));
 }
+
+}  // namespace CS_TEST_FILE

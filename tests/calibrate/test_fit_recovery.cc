@@ -8,6 +8,10 @@
 #include "calibrate/gemm_fit.h"
 #include "calibrate/levenberg_marquardt.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::calibrate;
 
 TEST_CASE("Levenberg-Marquardt recovers an exponential decay's three parameters", "[calibrate][fit]") {
@@ -150,3 +154,5 @@ TEST_CASE("held-out GEMM cases are whole shapes, every fourth in key order", "[c
   const auto none = gemm_holdout(cases, 0);
   CHECK(std::none_of(none.begin(), none.end(), [](bool b) { return b; }));
 }
+
+}  // namespace CS_TEST_FILE

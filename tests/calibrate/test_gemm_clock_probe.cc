@@ -10,6 +10,10 @@
 #include "hw/user_error.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 using nlohmann::json;
 
@@ -52,3 +56,5 @@ TEST_CASE("a probed GEMM case is taken at its probed clock, an unprobed one at N
   calibrate::MeasurementSet bad;
   CHECK_THROWS_WITH(calibrate::read_measurements(tmp.file("bad.json"), bad), Catch::Matchers::Contains("sm_clock_probed"));
 }
+
+}  // namespace CS_TEST_FILE

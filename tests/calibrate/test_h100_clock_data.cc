@@ -10,6 +10,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using nlohmann::json;
 
 namespace {
@@ -93,3 +97,5 @@ TEST_CASE("a window's clock follows the load inside it: a copy outlasting the GE
     }
   }
 }
+
+}  // namespace CS_TEST_FILE

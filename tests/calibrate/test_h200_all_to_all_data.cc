@@ -9,6 +9,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using nlohmann::json;
 
 namespace {
@@ -83,3 +87,5 @@ TEST_CASE("our all-to-all comes within 10% of NCCL at equal CTAs", "[data]") {
     CHECK(bw >= 0.9 * nccl.at(key));
   }
 }
+
+}  // namespace CS_TEST_FILE

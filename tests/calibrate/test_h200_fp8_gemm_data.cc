@@ -9,6 +9,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using nlohmann::json;
 
 namespace {
@@ -99,3 +103,5 @@ TEST_CASE("the per-tensor sweep and the repeat run agree with the main sweep's s
     CHECK(ratio <= 1.25);
   }
 }
+
+}  // namespace CS_TEST_FILE

@@ -12,6 +12,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using nlohmann::json;
 
 namespace {
@@ -118,3 +122,5 @@ TEST_CASE("the overlap numbers are physically sensible", "[data]") {
     CHECK(cases.at(48)["gemm_slowdown"].get<double>() > 1.2);
   }
 }
+
+}  // namespace CS_TEST_FILE

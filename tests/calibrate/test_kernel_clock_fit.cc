@@ -19,6 +19,10 @@
 #include "hw/yaml_reader.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 namespace {
@@ -298,3 +302,5 @@ TEST_CASE("kernel clock: the profile section reads back, and what it cannot hold
   no_power.erase(power, kernel_clock - power);
   CHECK_THROWS_WITH(hw::parse_profile(hw::parse_yaml(no_power, "no_power.yaml")), Catch::Contains("needs the 'power' section"));
 }
+
+}  // namespace CS_TEST_FILE

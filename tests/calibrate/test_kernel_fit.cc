@@ -14,6 +14,10 @@
 #include "models/layer_ops.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 namespace {
@@ -150,3 +154,5 @@ TEST_CASE("the kernel fit refuses calls whose time does not grow with their FLOP
     CHECK(std::string(e.what()) == "calibrate fit: the attention forward calls do not grow with their FLOPs: no rate can be fitted");
   }
 }
+
+}  // namespace CS_TEST_FILE

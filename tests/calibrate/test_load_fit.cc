@@ -15,6 +15,10 @@
 #include "hw/gpu_profile.h"
 #include "hw/user_error.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 namespace {
@@ -191,3 +195,5 @@ TEST_CASE("a profile's memory section: bad contention parameters are refused at 
   no_traffic.erase(sw_at, no_traffic.find('\n', sw_at) + 1 - sw_at);
   refused(no_traffic, "needs the L2 traffic model");
 }
+
+}  // namespace CS_TEST_FILE

@@ -23,6 +23,10 @@
 #include "hw/user_error.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 TEST_CASE("the HBM saturation fit recovers a known exponent from copies on 4 to 48 SMs", "[calibrate][memory]") {
@@ -351,3 +355,5 @@ TEST_CASE("the bundled H200 profile's HBM exponent is the fit of its overlap ben
   CHECK(f.median_error < 0.05);  // 3.2%
   CHECK(f.worst_error < 0.08);   // 7.0%
 }
+
+}  // namespace CS_TEST_FILE

@@ -22,6 +22,10 @@
 #include "hw/user_error.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 using F = sim::MemoryForm;
 using nlohmann::json;
@@ -284,3 +288,5 @@ TEST_CASE("calibrate fit takes the same GPU's forms: rates, gap, fitted_from and
   CHECK_THAT(bare.err, Catch::Matchers::Contains("need a profile with a kernels section"));
   CHECK(!std::ifstream(tmp.file("bare.yaml")).good());
 }
+
+}  // namespace CS_TEST_FILE

@@ -14,6 +14,10 @@
 #include "hw/gpu_profile.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 namespace {
@@ -67,3 +71,5 @@ TEST_CASE("overlap: the predicted best SM split is within one sweep step of the 
     CHECK(o.measured_us.back() > 1.1 * best);
   }
 }
+
+}  // namespace CS_TEST_FILE

@@ -32,6 +32,10 @@
 #include "sim/time.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 using nlohmann::json;
 
@@ -469,3 +473,5 @@ TEST_CASE("the executor settles back-to-back GEMMs at the clock the H200 held un
   INFO("settled at " << settled << " MHz, measured " << steady->sm_MHz << "; " << clocks.seen.size() << " clock changes");
   CHECK(std::abs(settled - steady->sm_MHz) <= 2 * prof.power.clock_step_MHz);
 }
+
+}  // namespace CS_TEST_FILE

@@ -17,6 +17,10 @@
 #include "hw/user_error.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 TEST_CASE("the bundled H100, H200 and H800 profiles name a source for every parameter", "[calibrate][profile]") {
@@ -361,3 +365,5 @@ TEST_CASE("a profile's BF16 rate of zero is refused at its line", "[calibrate][p
     CHECK(std::string(e.what()).find("p.yaml:") != std::string::npos);
   }
 }
+
+}  // namespace CS_TEST_FILE

@@ -13,6 +13,10 @@
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 namespace {
@@ -81,3 +85,5 @@ TEST_CASE("DeepEP's internode bandwidths: the model's IB runs at line rate, abov
   // 8: more of EP32's logical bytes stay on the node and cross no NIC.
   CHECK(checks[2].predicted > checks[4].predicted);
 }
+
+}  // namespace CS_TEST_FILE

@@ -12,6 +12,10 @@
 #include "hw/gpu_profile.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 namespace test = cs::test;
 using nlohmann::json;
 
@@ -65,3 +69,5 @@ TEST_CASE("a split GEMM's own kernel keeps its time on 64 and 128 SMs, its reduc
   }
   CHECK(pairs == 4);
 }
+
+}  // namespace CS_TEST_FILE

@@ -21,6 +21,10 @@
 #include "models/model_zoo.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 namespace {
@@ -186,3 +190,5 @@ TEST_CASE("FP8 tile scaling: the profile section reads back, and a bad value is 
     }
   }
 }
+
+}  // namespace CS_TEST_FILE

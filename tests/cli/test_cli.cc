@@ -24,6 +24,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::test::read_file;
 using cs::test::run_clustersim;
 using cs::test::RunOutput;
@@ -880,3 +884,5 @@ TEST_CASE("two console runs give byte-identical stdout", "[cli][determinism]") {
   REQUIRE(b.exit_code == 0);
   CHECK((a.out == b.out));
 }
+
+}  // namespace CS_TEST_FILE

@@ -4,6 +4,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::test::run_clustersim;
 using cs::test::TempDir;
 
@@ -66,3 +70,5 @@ TEST_CASE("calibrate published prints each table's rows and summary, for H800 pr
   CHECK(h200.exit_code == 2);
   CHECK_THAT(h200.err, Catch::Contains("the published tables (DeepGEMM, DeepEP) are of the H800"));
 }
+
+}  // namespace CS_TEST_FILE

@@ -2,6 +2,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::test::run_clustersim;
 
 TEST_CASE("hw list prints every catalog table and exits 0", "[cli][hw]") {
@@ -39,3 +43,5 @@ TEST_CASE("hw without a subcommand exits 2, hw --help exits 0 with an example", 
   CHECK(h.exit_code == 0);
   CHECK_THAT(h.out, Catch::Contains("Example"));
 }
+
+}  // namespace CS_TEST_FILE

@@ -4,6 +4,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::test::run_clustersim;
 
 TEST_CASE("model list prints every zoo model with its size", "[cli][model]") {
@@ -66,3 +70,5 @@ TEST_CASE("model show refuses unknown models and impossible degrees with exit 2"
   const auto missing = run_clustersim({"model", "show", "no/such/model.yaml"});
   CHECK(missing.exit_code == 2);
 }
+
+}  // namespace CS_TEST_FILE

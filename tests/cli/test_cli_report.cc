@@ -9,6 +9,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::test::read_file;
 using cs::test::run_clustersim;
 using cs::test::TempDir;
@@ -153,3 +157,5 @@ TEST_CASE("a calibrated run's report shows its profile, and predicted against me
   CHECK_FALSE(contains(away, "Predicted against measured: profile"));
   CHECK(contains(away, "the fit-quality figures the profile records"));
 }
+
+}  // namespace CS_TEST_FILE

@@ -8,6 +8,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::test::run_clustersim;
 using cs::test::TempDir;
 
@@ -98,3 +102,5 @@ TEST_CASE("schedule show refuses impossible sizes with exit 2 and writes nothing
   CHECK(unwritable.out.empty());
   CHECK(dir.entries().empty());
 }
+
+}  // namespace CS_TEST_FILE

@@ -11,6 +11,10 @@
 
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::test::read_file;
 using cs::test::run_clustersim;
 using cs::test::RunOutput;
@@ -212,3 +216,5 @@ TEST_CASE("sweep --report shows the best point's run with the sweep's curve and 
   CHECK(same.exit_code == 2);
   CHECK(contains(same.err, "--report names the same file as --out"));
 }
+
+}  // namespace CS_TEST_FILE

@@ -3,6 +3,10 @@
 #include "hw/catalog.h"
 #include "hw/gpu_catalog.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::hw;
 
 TEST_CASE("every catalog figure names its source", "[catalog]") {
@@ -45,3 +49,5 @@ TEST_CASE("the bundled presets: DeepSeek's cluster, a SuperPOD-like one, our cal
   CHECK(find_preset("h200x8")->nodes == 1);
   CHECK(find_preset("nope") == nullptr);
 }
+
+}  // namespace CS_TEST_FILE

@@ -7,6 +7,10 @@
 #include "hw/roofline_cost.h"
 #include "sim/executor.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::hw;
 using cs::sim::Time;
 
@@ -106,3 +110,5 @@ TEST_CASE("a 1:2 and a 1:4 oversubscribed three-layer fabric slow the all-to-all
   CHECK(t2 == Approx(3 * S / 100e9).epsilon(0.02));
   CHECK(t4 == Approx(3 * S / 50e9).epsilon(0.02));
 }
+
+}  // namespace CS_TEST_FILE

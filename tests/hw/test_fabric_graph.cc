@@ -7,6 +7,10 @@
 #include "fabric_fixture.h"
 #include "hw/fabric/fabric_graph.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::hw;
 
 namespace {
@@ -215,3 +219,5 @@ TEST_CASE("three-layer trees at partial sizes", "[fabric]") {
     CHECK_THROWS_AS(fabric_counts(three(2, 4, 4)), std::invalid_argument);  // 4-port leaf at 1:4: no uplink
   }
 }
+
+}  // namespace CS_TEST_FILE

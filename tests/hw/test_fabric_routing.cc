@@ -10,6 +10,10 @@
 #include "hw/fabric/fabric_routing.h"
 #include "sim/engine.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::hw;
 using cs::sim::LinkId;
 
@@ -325,3 +329,5 @@ TEST_CASE("multi-rail ECMP spreads a rail's leaf over all its spines", "[fabric]
   REQUIRE(load.size() == 16u * 8);
   for (const auto& [name, n] : load) CHECK(n == 1);
 }
+
+}  // namespace CS_TEST_FILE

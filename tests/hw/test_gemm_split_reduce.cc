@@ -3,6 +3,10 @@
 
 #include "hw/gemm_model.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 namespace hw = cs::hw;
 namespace sim = cs::sim;
 
@@ -47,3 +51,5 @@ TEST_CASE("without a reduction rate the reduction costs the fixed split_k_us, as
   CHECK(hw::gemm_model_split_reduce_us(old, g, 128) == 3.0);
   CHECK(hw::gemm_model_us(old, g, 64) == Approx(hw::gemm_model_us(old, g, 128)));
 }
+
+}  // namespace CS_TEST_FILE

@@ -4,6 +4,10 @@
 #include "hw/gemm_model.h"
 #include "hw/gemm_traffic.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs;
 
 namespace {
@@ -84,3 +88,5 @@ TEST_CASE("a GEMM past a million tiles per group is not walked: compulsory bytes
   const sim::GemmShape g = fp8(int64_t{1} << 30, int64_t{1} << 30, 128);
   CHECK(hw::gemm_dram_bytes(g, 132, {8, 25.0 * 1024 * 1024}) == hw::gemm_compulsory_bytes(g));
 }
+
+}  // namespace CS_TEST_FILE

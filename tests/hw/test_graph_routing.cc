@@ -6,6 +6,10 @@
 #include "hw/roofline_cost.h"
 #include "sim/executor.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::hw;
 
 namespace {
@@ -77,3 +81,5 @@ TEST_CASE("rail-aligned sends routed by search take as long as by the closed for
   CHECK(closed_s > 0);
   CHECK(search_s == Approx(closed_s).epsilon(1e-12));
 }
+
+}  // namespace CS_TEST_FILE

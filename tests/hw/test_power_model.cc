@@ -5,6 +5,10 @@
 
 #include "hw/power_model.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::hw::PowerModel;
 using cs::sim::PowerLoad;
 
@@ -44,3 +48,5 @@ TEST_CASE("the power limit leaves the highest clock step within it", "[hw][power
   // HBM energy alone beyond the limit: nothing the clock can do; the lowest step.
   CHECK(cs::hw::capped_clock_MHz(p, 1980, {0, 0, 900}) == 15);
 }
+
+}  // namespace CS_TEST_FILE

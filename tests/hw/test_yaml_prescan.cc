@@ -9,6 +9,10 @@
 #include "hw/yaml_prescan.h"
 #include "hw/yaml_reader.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::hw;
 using namespace std::string_literals;
 
@@ -173,3 +177,5 @@ TEST_CASE("CRLF: an error in a CRLF text is at the same LINE:COL as in its LF tw
   CHECK_FALSE(lf_err.empty());
   CHECK(crlf_err == lf_err);
 }
+
+}  // namespace CS_TEST_FILE

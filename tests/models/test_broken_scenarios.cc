@@ -17,7 +17,9 @@
 #include "models/scenario_loader.h"
 #include "test_support.h"
 
-namespace cs::models {
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace cs::models::CS_TEST_FILE {
 namespace {
 
 struct Expected {
@@ -405,4 +407,4 @@ TEST_CASE("broken scenarios: brackets inside a quoted string are not nesting", "
 }
 
 }  // namespace
-}  // namespace cs::models
+}  // namespace cs::models::CS_TEST_FILE

@@ -15,6 +15,10 @@
 #include "models/scenario_runner.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 namespace {
 
 using cs::models::RunResult;
@@ -196,3 +200,5 @@ TEST_CASE("bundled Llama 3 70B TP8: tensor-parallel collectives follow the ring 
   REQUIRE(r.model);
   CHECK(r.model->stage_gpus == 256);
 }
+
+}  // namespace CS_TEST_FILE

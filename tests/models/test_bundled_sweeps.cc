@@ -12,6 +12,10 @@
 #include "models/sweep_spec.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -79,3 +83,5 @@ TEST_CASE("bundled sweeps: every file under scenarios/sweeps is checked here", "
   CHECK(files == std::set<std::string>{"deepseek-v3-fabric.yaml", "deepseek-v3-layouts-1000.yaml",
                                        "deepseek-v3-schedule-pp.yaml", "deepseek-v3-sm-partition.yaml"});
 }
+
+}  // namespace CS_TEST_FILE

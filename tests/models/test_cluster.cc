@@ -5,6 +5,10 @@
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::models::load_scenario_text;
 
 namespace {
@@ -98,3 +102,5 @@ TEST_CASE("a three-layer fat-tree cluster loads and runs, and 1:2 oversubscripti
   const auto t2 = cs::models::run_scenario(load_scenario_text(make(2), "c.yaml")).makespan;
   CHECK(t2 > t1);
 }
+
+}  // namespace CS_TEST_FILE

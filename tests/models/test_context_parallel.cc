@@ -19,6 +19,10 @@
 #include "test_support.h"
 #include "tiny_moe_scenario.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -227,3 +231,5 @@ TEST_CASE("DeepSeek-V3's context extension: longer sequences cost more per token
   std::printf("DeepSeek-V3 steps: pretraining %.3f s, 32K %.3f s, 128K %.3f s; context extension %.0f GPU-hours\n",
               pre.step.to_seconds(), k32.step.to_seconds(), k128.step.to_seconds(), k32.gpu_hours + k128.gpu_hours);
 }
+
+}  // namespace CS_TEST_FILE

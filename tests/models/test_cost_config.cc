@@ -17,7 +17,9 @@
 #include "sim/power_window.h"
 #include "test_support.h"
 
-namespace cs::models {
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace cs::models::CS_TEST_FILE {
 namespace {
 
 // One FP8 GEMM on 112 SMs, then one send of `mib` MiB from GPU 0 to GPU 1 on 20 SMs.
@@ -123,4 +125,4 @@ TEST_CASE("uses beyond the profile's measured range are reported, those inside a
 }
 
 }  // namespace
-}  // namespace cs::models
+}  // namespace cs::models::CS_TEST_FILE

@@ -9,6 +9,10 @@
 #include "models/scenario_runner.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 TEST_CASE("the overlap scenario reproduces its golden trace byte for byte", "[golden]") {
   const std::string name = "gemm-a2a-overlap-h800";
   const auto sc = cs::models::load_scenario_file(cs::test::source_dir() + "/scenarios/" + name + ".yaml");
@@ -22,3 +26,5 @@ TEST_CASE("the overlap scenario reproduces its golden trace byte for byte", "[go
   CHECK((trace.str() == golden));  // not expanded: the files are large
   CHECK(r.makespan == cs::sim::Time::ps(11906652040));
 }
+
+}  // namespace CS_TEST_FILE

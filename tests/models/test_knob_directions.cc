@@ -12,6 +12,10 @@
 #include "test_support.h"
 #include "tiny_moe_scenario.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -95,3 +99,5 @@ TEST_CASE("knobs: more GPUs at a fixed batch cut days, but not GPU-hours in prop
   CHECK(four.run.training->days > 0.5 * two.run.training->days);
   CHECK(four.run.training->gpu_hours > two.run.training->gpu_hours);
 }
+
+}  // namespace CS_TEST_FILE

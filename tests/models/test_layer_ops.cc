@@ -8,6 +8,10 @@
 #include "models/layer_ops.h"
 #include "models/model_zoo.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -300,3 +304,5 @@ TEST_CASE("layer ops: SDPA's layout copies move heads and KV heads each way, and
   CHECK(forward(ops) == forward(plain) + 1);
   CHECK(ops.size() == plain.size() + 3);
 }
+
+}  // namespace CS_TEST_FILE

@@ -10,6 +10,10 @@
 #include "models/model_zoo.h"
 #include "models/pipeline_schedule.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -391,3 +395,5 @@ TEST_CASE("memory: ACCEPTANCE DeepSeek-V3 on H800, pp 4 dp 512 ep 64 DualPipe, d
   for (const char* word : {"weights", "gradients", "optimizer", "activations", "buffers", "GiB available"})
     CHECK(msg.find(word) != std::string::npos);
 }
+
+}  // namespace CS_TEST_FILE

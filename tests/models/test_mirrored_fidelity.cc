@@ -14,6 +14,10 @@
 #include "tiny_moe_scenario.h"
 #include "models/scenario_runner.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -196,3 +200,5 @@ workload:
   CHECK(w.graph.ops().size() + deps <= size.ops);
   CHECK(transfers <= size.transfers);
 }
+
+}  // namespace CS_TEST_FILE

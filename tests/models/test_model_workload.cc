@@ -15,6 +15,10 @@
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -249,3 +253,5 @@ TEST_CASE("model workload: SDPA's layout copies add their kernels, and MLA refus
         "s.yaml:17:45: attention_layout_copies is SDPA's layout around GQA attention; tiny-moe uses MLA");
   CHECK(error_of(plain + "  implementation: {layout_copies: true}\n").find("s.yaml:13:20: unknown key 'layout_copies'") == 0);
 }
+
+}  // namespace CS_TEST_FILE

@@ -11,6 +11,10 @@
 #include "models/model_zoo.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -132,3 +136,5 @@ TEST_CASE("model zoo: an unknown name suggests the nearest model", "[zoo]") {
   cs::test::write_file(dir.file("tiny.yaml"), kTiny);
   CHECK(load_model(dir.file("tiny.yaml")).name == "tiny");
 }
+
+}  // namespace CS_TEST_FILE

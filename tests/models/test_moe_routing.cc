@@ -12,6 +12,10 @@
 #include "models/moe_routing.h"
 #include "moe_routing_brute_force.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::models::MoeRoutingSetup;
 
 namespace {
@@ -263,3 +267,5 @@ TEST_CASE("moe routing: impossible MoE setups throw", "[moe]") {
   CHECK_THROWS_AS(cs::models::zipf_expert_weights(8, -0.5), std::invalid_argument);
   CHECK_THROWS_AS(cs::models::zipf_expert_weights(0, 1), std::invalid_argument);
 }
+
+}  // namespace CS_TEST_FILE

@@ -10,6 +10,10 @@
 #include "models/model_zoo.h"
 #include "models/parallel_layout.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -130,3 +134,5 @@ TEST_CASE("parallel layout: a given split is kept and checked", "[layout]") {
   l.layers_per_stage.pop_back();
   CHECK(layout_problem(l, v3, 2048, 8) == "layers_per_stage lists 15 stages, but pp is 16");
 }
+
+}  // namespace CS_TEST_FILE

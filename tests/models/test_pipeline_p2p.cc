@@ -11,6 +11,10 @@
 #include "models/scenario_runner.h"
 #include "tiny_moe_scenario.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -155,3 +159,5 @@ workload:
     - {name: b, gpus: all, partition: comm, ops: [{all_reduce: {size_MiB: 1}}]}
 )") == "p.yaml:8:39: partition 'comm' has 0 SMs (cluster.sm_partitions): the kernels of stream 'b' would never run");
 }
+
+}  // namespace CS_TEST_FILE

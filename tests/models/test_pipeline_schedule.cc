@@ -13,6 +13,10 @@
 #include "models/pipeline_schedule.h"
 #include "models/schedule_uniform_sim.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 using cs::sim::Time;
 
@@ -250,3 +254,5 @@ TEST_CASE("schedule: activations in flight and stages held match the table and t
   CHECK(activation_peak(il, 0).total == 3 * 2 + 4 + 1);
   CHECK(il.rank_stages(1) == std::vector<StageRef>{{1, 0}, {5, 0}});
 }
+
+}  // namespace CS_TEST_FILE

@@ -14,6 +14,10 @@
 #include "tiny_moe_scenario.h"
 #include "models/scenario_runner.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -270,3 +274,5 @@ TEST_CASE("pipeline workload: a GPU's sends go on one stream per peer and direct
     CHECK(streams_of_gpu[g] <= 4);
   }
 }
+
+}  // namespace CS_TEST_FILE

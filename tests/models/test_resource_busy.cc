@@ -7,6 +7,10 @@
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -70,3 +74,5 @@ workload:
     CHECK(res.max_share <= 1);
   }
 }
+
+}  // namespace CS_TEST_FILE

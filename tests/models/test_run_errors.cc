@@ -5,6 +5,10 @@
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::models::load_scenario_text;
 using cs::models::run_scenario;
 
@@ -81,3 +85,5 @@ workload:
     CHECK_THAT(e.message(), Catch::Contains("point-to-point transfers"));
   }
 }
+
+}  // namespace CS_TEST_FILE

@@ -19,6 +19,10 @@
 #include "models/pipeline_schedule.h"
 #include "models/schedule_uniform_sim.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 using cs::sim::Time;
 
@@ -155,3 +159,5 @@ TEST_CASE("schedule: BUBBLE DualPipe and ZB1P outside the formulas' conditions")
   const ScheduleRun zb = run(ScheduleKind::kZb1p, 4, 8, times(10, 40, 20));
   for (Time b : zb.bubble) CHECK(b == Time::ps(60));
 }
+
+}  // namespace CS_TEST_FILE

@@ -5,6 +5,10 @@
 #include "models/scenario_runner.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 namespace {
 
 struct Split {
@@ -53,3 +57,5 @@ TEST_CASE("the makespan has its minimum between starved communication and starve
   CHECK(s20.gemm_ms == Approx(40 * 19 * tile_s * 1e3).epsilon(1e-6));  // ceil(2048 / 112) = 19 waves
   CHECK(s48.gemm_ms == Approx(40 * 25 * tile_s * 1e3).epsilon(1e-6));  // ceil(2048 / 84) = 25 waves
 }
+
+}  // namespace CS_TEST_FILE

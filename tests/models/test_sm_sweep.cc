@@ -14,6 +14,10 @@
 #include "test_support.h"
 #include "tiny_moe_scenario.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -172,3 +176,5 @@ TEST_CASE("sweep: SM counts read as a range or a list", "[sweep]") {
   CHECK(error_of([] { parse_int_range("8,8", "--comm-sms"); }) == "--comm-sms: '8,8' names 8 twice" + hint);
   CHECK(error_of([] { parse_int_range("0:5000:1", "--comm-sms"); }) == "--comm-sms: '0:5000:1' has more than 1000 points" + hint);
 }
+
+}  // namespace CS_TEST_FILE

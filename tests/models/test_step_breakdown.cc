@@ -13,6 +13,10 @@
 #include "models/schedule_uniform_sim.h"
 #include "models/step_breakdown.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 using cs::sim::Time;
 
@@ -143,3 +147,5 @@ TEST_CASE("optimizer rings: one per GPU of a node, each leaving every node throu
   CHECK(pair.rings[0] == std::vector<int>{3, 67});
   CHECK_THROWS(data_parallel_rings({0, 1, 8}, 8));  // unequal GPUs per node
 }
+
+}  // namespace CS_TEST_FILE

@@ -6,6 +6,10 @@
 #include "hw/user_error.h"
 #include "models/sweep_expr.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -102,3 +106,5 @@ TEST_CASE("sweep values are written as the scenario reads them", "[sweep][expr]"
   CHECK(std::get<std::string>(sweep_value_of("1f1b")) == "1f1b");
   CHECK(std::get<std::string>(sweep_value_of("")).empty());
 }
+
+}  // namespace CS_TEST_FILE

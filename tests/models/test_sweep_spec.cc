@@ -10,6 +10,10 @@
 #include "models/sweep_spec.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -185,3 +189,5 @@ TEST_CASE("sweep: `phases` keeps the named training phases of the base", "[sweep
   CHECK(error_of(write("sweep:\n  phases: [long, long]\n" + points)).find("phase 'long' is listed twice") != std::string::npos);
   CHECK(error_of(write("sweep:\n  phases: []\n" + points)).find("'phases' lists no phase") != std::string::npos);
 }
+
+}  // namespace CS_TEST_FILE

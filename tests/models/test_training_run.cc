@@ -12,6 +12,10 @@
 #include "models/scenario_runner.h"
 #include "models/training_run.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::models;
 
 namespace {
@@ -129,3 +133,5 @@ TEST_CASE("training run: mistakes in the training section are placed") {
   CHECK(error_of(phase("steps: 10, global_batch: {start: 32, end: 16, ramp_tokens: 1e9}")).find("t.yaml:21:59: ") == 0);
   CHECK(error_of(scenario("  phases: []\n")) == "t.yaml:20:11: 'training.phases' lists no phase");
 }
+
+}  // namespace CS_TEST_FILE

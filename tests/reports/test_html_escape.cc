@@ -2,6 +2,10 @@
 
 #include "reports/html_escape.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::reports::html_escape;
 
 TEST_CASE("html_escape turns markup into text") {
@@ -21,3 +25,5 @@ TEST_CASE("html_escape keeps UTF-8 and whitespace, replaces control bytes and in
   CHECK(html_escape("\xE2\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // cut short
   CHECK(html_escape("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // a surrogate
 }
+
+}  // namespace CS_TEST_FILE

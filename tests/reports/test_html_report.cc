@@ -14,6 +14,10 @@
 #include "reports/step_capture.h"
 #include "test_support.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using nlohmann::json;
 
 namespace {
@@ -120,3 +124,5 @@ TEST_CASE("a calibrated run's report names every profile parameter the cost mode
   }
   CHECK(contains(cs::reports::render_html(doc), "mma_slowdown"));
 }
+
+}  // namespace CS_TEST_FILE

@@ -10,6 +10,10 @@
 #include "models/pipeline_schedule.h"
 #include "reports/schedule_json.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::models::ScheduleKind;
 
 namespace {
@@ -90,3 +94,5 @@ TEST_CASE("a DualPipe pair in JSON carries both halves and both halves' needs", 
       }
   CHECK(pairs == 10);  // 5 a rank, as `clustersim schedule show dualpipe --stages 2 --microbatches 8` draws
 }
+
+}  // namespace CS_TEST_FILE

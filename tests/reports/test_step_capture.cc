@@ -12,6 +12,10 @@
 #include "reports/step_capture.h"
 #include "../models/tiny_moe_scenario.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using nlohmann::json;
 
 namespace {
@@ -74,3 +78,5 @@ TEST_CASE("step capture of a DualPipe step: per-rank parts sum to the step, a fo
     CHECK(c["exposed_ns"].get<int64_t>() + c["overlapped_ns"].get<int64_t>() <= step);  // per GPU, within the step
   }
 }
+
+}  // namespace CS_TEST_FILE

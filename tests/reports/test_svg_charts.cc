@@ -6,6 +6,10 @@
 
 #include "reports/svg_charts.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using namespace cs::reports;
 
 namespace {
@@ -74,3 +78,5 @@ TEST_CASE("line chart of a sweep: a path for the predicted curve, markers for th
   CHECK(svg.find("NaN") == std::string::npos);
   CHECK(svg.find("nan") == std::string::npos);
 }
+
+}  // namespace CS_TEST_FILE

@@ -11,6 +11,19 @@
 #include "sim/op_graph.h"
 #include "sim_fixture.h"
 
+namespace Catch {
+template <>
+struct StringMaker<cs::sim::Transfer> {
+  static std::string convert(const cs::sim::Transfer& t) {
+    return std::to_string(t.src) + "->" + std::to_string(t.dst) + ":" + std::to_string(t.bytes);
+  }
+};
+}  // namespace Catch
+
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::Bandwidth;
 using cs::sim::CollectiveKind;
 using cs::sim::OpGraph;
@@ -19,15 +32,6 @@ using cs::sim::StreamId;
 using cs::sim::Time;
 using cs::sim::Transfer;
 using cs::test::World;
-
-namespace Catch {
-template <>
-struct StringMaker<Transfer> {
-  static std::string convert(const Transfer& t) {
-    return std::to_string(t.src) + "->" + std::to_string(t.dst) + ":" + std::to_string(t.bytes);
-  }
-};
-}  // namespace Catch
 
 namespace {
 const std::vector<cs::sim::PartitionSpec> kSplit = {{"compute", 112}, {"comm", 20}};
@@ -225,3 +229,5 @@ TEST_CASE("invalid all-to-all-v input is rejected and leaves the graph unchanged
   CHECK(g.transfer_pool().sets() == 0);
   for (const auto& s : g.streams()) CHECK(s.ops.empty());
 }
+
+}  // namespace CS_TEST_FILE

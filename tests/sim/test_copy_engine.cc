@@ -5,6 +5,10 @@
 #include "sim/op_graph.h"
 #include "sim_fixture.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::Bandwidth;
 using cs::sim::DType;
 using cs::sim::GemmShape;
@@ -96,3 +100,5 @@ TEST_CASE("copy-engine sends from one GPU share its route max-min fairly") {
   CHECK(r.ops[a.v].end == Time::ms(20) + Time::us(3));
   CHECK(r.ops[b.v].end == Time::ms(20) + Time::us(3));
 }
+
+}  // namespace CS_TEST_FILE

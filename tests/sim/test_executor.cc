@@ -3,6 +3,10 @@
 #include "sim/op_graph.h"
 #include "sim_fixture.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::Bandwidth;
 using cs::sim::CollectiveKind;
 using cs::sim::DType;
@@ -306,3 +310,5 @@ TEST_CASE("the same graph run twice gives identical timings") {
   };
   CHECK(once() == once());
 }
+
+}  // namespace CS_TEST_FILE

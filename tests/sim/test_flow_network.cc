@@ -6,6 +6,10 @@
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::Bandwidth;
 using cs::sim::Engine;
 using cs::sim::FlowNetwork;
@@ -248,3 +252,5 @@ TEST_CASE("a flow that ends leaves the link's load at once for whoever asks at t
   CHECK(after == Approx(40e9));  // reallocated: the survivor alone, nothing subtracted twice
   CHECK(net.load_now(l).bytes_per_s() == 0);
 }
+
+}  // namespace CS_TEST_FILE

@@ -8,6 +8,10 @@
 #include "sim/max_min_fair.h"
 #include "sim/max_min_memo.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::MaxMinProblem;
 using cs::sim::MaxMinSolver;
 
@@ -139,3 +143,5 @@ TEST_CASE("the memo forgets everything past its byte budget and keeps answering 
   CHECK(most > 1);
   CHECK(most < 40);
 }
+
+}  // namespace CS_TEST_FILE

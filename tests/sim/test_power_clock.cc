@@ -9,6 +9,10 @@
 #include "sim/power_window.h"
 #include "sim_fixture.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::Bandwidth;
 using cs::sim::DType;
 using cs::sim::GemmShape;
@@ -281,3 +285,5 @@ TEST_CASE("a kernel that follows the clock by a share is re-rated at every clock
   CHECK(whole.to_ms() > half.to_ms());
   CHECK(half.to_ms() > 105);  // the clock is down from 25 ms on: at least a few ms lost by 100 ms
 }
+
+}  // namespace CS_TEST_FILE

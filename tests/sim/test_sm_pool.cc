@@ -4,6 +4,10 @@
 
 #include "sim/sm_pool.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::SmPool;
 
 TEST_CASE("partitions are named and sized") {
@@ -66,3 +70,5 @@ TEST_CASE("more kernels than SMs: the late ones get none until SMs free up") {
   pool.end(k[1]);
   pool.end(k[2]);
 }
+
+}  // namespace CS_TEST_FILE

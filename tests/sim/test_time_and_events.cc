@@ -10,6 +10,10 @@
 #include "sim/event_queue.h"
 #include "sim/time.h"
 
+// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
+// helpers of the same name in two files would otherwise collide.
+namespace CS_TEST_FILE {
+
 using cs::sim::Engine;
 using cs::sim::EventQueue;
 using cs::sim::Time;
@@ -202,3 +206,5 @@ TEST_CASE("durations beyond the simulator's range throw instead of wrapping arou
   Engine e;
   CHECK_THROWS_AS(e.at(Time::ps(int64_t{1} << 62) + Time::ps(1), [] {}), std::overflow_error);
 }
+
+}  // namespace CS_TEST_FILE
