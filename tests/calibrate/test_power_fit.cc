@@ -32,9 +32,7 @@
 #include "sim/time.h"
 #include "test_support.h"
 
-// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
-// helpers of the same name in two files would otherwise collide.
-namespace CS_TEST_FILE {
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
 using namespace cs;
 using nlohmann::json;

@@ -17,9 +17,7 @@
 #include "sim/power_window.h"
 #include "test_support.h"
 
-// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
-// helpers of the same name in two files would otherwise collide.
-namespace cs::models::CS_TEST_FILE {
+namespace cs::models::CS_TEST_FILE {  // unique per file: unity batches (tests/CMakeLists.txt)
 namespace {
 
 // One FP8 GEMM on 112 SMs, then one send of `mib` MiB from GPU 0 to GPU 1 on 20 SMs.

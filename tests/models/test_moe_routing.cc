@@ -12,9 +12,7 @@
 #include "models/moe_routing.h"
 #include "moe_routing_brute_force.h"
 
-// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
-// helpers of the same name in two files would otherwise collide.
-namespace CS_TEST_FILE {
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
 using cs::models::MoeRoutingSetup;
 

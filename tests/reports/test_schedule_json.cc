@@ -10,9 +10,7 @@
 #include "models/pipeline_schedule.h"
 #include "reports/schedule_json.h"
 
-// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
-// helpers of the same name in two files would otherwise collide.
-namespace CS_TEST_FILE {
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
 using cs::models::ScheduleKind;
 

@@ -8,9 +8,7 @@
 #include "sim/max_min_fair.h"
 #include "sim/max_min_memo.h"
 
-// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
-// helpers of the same name in two files would otherwise collide.
-namespace CS_TEST_FILE {
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
 using cs::sim::MaxMinProblem;
 using cs::sim::MaxMinSolver;

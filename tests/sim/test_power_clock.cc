@@ -9,9 +9,7 @@
 #include "sim/power_window.h"
 #include "sim_fixture.h"
 
-// This file's own namespace: the tests build in unity batches (tests/CMakeLists.txt), where
-// helpers of the same name in two files would otherwise collide.
-namespace CS_TEST_FILE {
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
 using cs::sim::Bandwidth;
 using cs::sim::DType;
