@@ -16,11 +16,6 @@ namespace cs::calibrate {
 
 namespace {
 
-struct DeepGemmRow {
-  int64_t groups, m, n, k;
-  double tflops;
-};
-
 // ../shared/REFERENCE.md, "DeepGEMM on H800": the dense table, then the grouped contiguous layout.
 constexpr DeepGemmRow kDense[] = {
     {1, 64, 2112, 7168, 206},    {1, 64, 24576, 1536, 289},    {1, 64, 32768, 512, 219},
@@ -32,7 +27,12 @@ constexpr DeepGemmRow kDense[] = {
 constexpr DeepGemmRow kGrouped[] = {
     {4, 8192, 4096, 7168, 1297}, {4, 8192, 7168, 2048, 1099}, {8, 4096, 4096, 7168, 1288}, {8, 4096, 7168, 2048, 1093}};
 
-PublishedCheck gemm_check(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const char* table, const DeepGemmRow& r) {
+}  // namespace
+
+std::span<const DeepGemmRow> deepgemm_dense_rows() { return kDense; }
+std::span<const DeepGemmRow> deepgemm_grouped_rows() { return kGrouped; }
+
+PublishedCheck deepgemm_check(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const DeepGemmRow& r) {
   GemmCase c;
   c.shape.groups = static_cast<int>(r.groups);
   c.shape.m = r.m;
@@ -42,17 +42,16 @@ PublishedCheck gemm_check(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const
   c.sms = gpu.sms;
   const double kernel_s = simulate_gemm(p, gpu, c).to_seconds() - p.gemm.launch_us * 1e-6;
   const double flops = 2.0 * static_cast<double>(r.groups * r.m) * static_cast<double>(r.n) * static_cast<double>(r.k);
-  const std::string name = r.groups > 1 ? fmt::format("{} x m {} n {} k {}", r.groups, r.m, r.n, r.k)
-                                        : fmt::format("m {} n {} k {}", r.m, r.n, r.k);
-  return {table, name, "TFLOPS", r.tflops, flops / kernel_s * 1e-12};
+  const bool grouped = r.groups > 1;
+  const std::string name = grouped ? fmt::format("{} x m {} n {} k {}", r.groups, r.m, r.n, r.k)
+                                   : fmt::format("m {} n {} k {}", r.m, r.n, r.k);
+  return {grouped ? "DeepGEMM grouped" : "DeepGEMM dense", name, "TFLOPS", r.tflops, flops / kernel_s * 1e-12};
 }
-
-}  // namespace
 
 std::vector<PublishedCheck> check_deepgemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
   std::vector<PublishedCheck> out;
-  for (const DeepGemmRow& r : kDense) out.push_back(gemm_check(p, gpu, "DeepGEMM dense", r));
-  for (const DeepGemmRow& r : kGrouped) out.push_back(gemm_check(p, gpu, "DeepGEMM grouped", r));
+  for (const DeepGemmRow& r : kDense) out.push_back(deepgemm_check(p, gpu, r));
+  for (const DeepGemmRow& r : kGrouped) out.push_back(deepgemm_check(p, gpu, r));
   return out;
 }
 

@@ -3,6 +3,8 @@
 // the engine with the profile, as `calibrate validate` predicts our own measurements.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,16 @@ struct PublishedCheck {
   double predicted = 0;
   double error() const { return (predicted - published) / published; }
 };
+
+// A row of DeepGEMM's table: `groups` GEMMs of m x n x k (grouped: the contiguous layout).
+struct DeepGemmRow {
+  int64_t groups, m, n, k;
+  double tflops;  // published
+};
+std::span<const DeepGemmRow> deepgemm_dense_rows();
+std::span<const DeepGemmRow> deepgemm_grouped_rows();
+// One row predicted with the profile (kernel time: the launch left out, as below).
+PublishedCheck deepgemm_check(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const DeepGemmRow& r);
 
 // DeepGEMM's README (2025-02-25): FP8, 1x128 / 128x128 scaling, all 132 SMs of an H800. Its
 // figures are kernel durations from the profiler, so the prediction leaves out the profile's

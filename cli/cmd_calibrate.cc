@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "calibrate/deepgemm_fit.h"
 #include "calibrate/fit_stats.h"
 #include "calibrate/profile_build.h"
 #include "calibrate/published_check.h"
@@ -219,6 +220,41 @@ int cmd_calibrate_published(const CalibrateArgs& a) {
     for (const auto& c : checks)
       if (c.table == t) predicted.push_back(c.predicted), published.push_back(c.published);
     print_stats(t.c_str(), calibrate::fit_stats(predicted, published));
+  }
+  check_stdout();
+  return 0;
+}
+
+int cmd_calibrate_deepgemm(const CalibrateArgs& a) {
+  const hw::GpuProfile from = hw::load_profile(a.profile);
+  const hw::GpuSpec* gpu = hw::find_gpu(from.gpu);
+  if (!gpu || gpu->name != "h800")
+    throw hw::UserError(a.profile, 0, 0,
+                        "DeepGEMM's table is of the H800; this profile is for '" + from.gpu +
+                            "' (clustersim calibrate carry PROFILE --to h800 -o h800.yaml)");
+  calibrate::DeepGemmFit fit = calibrate::fit_deepgemm(from, *gpu);
+  fit.profile.file = a.out;
+  write_text(a.out, calibrate::profile_yaml(fit.profile));
+  std::printf("profile %s: the FP8 GEMMs of %s refitted to DeepGEMM's published H800 table\n", a.out.c_str(),
+              from.file.c_str());
+  std::printf("  tile_us      %8.4g -> %.4g (%+.3f us per tile)\n", from.gemm.tile_us, fit.profile.gemm.tile_us,
+              fit.tile_us_added);
+  std::printf("  sm_tflops    %8.4g -> %.4g (x %.4f)\n", from.gemm.sm_tflops, fit.profile.gemm.sm_tflops,
+              fit.mma_scale);
+  std::printf("  chip_tflops  %8.4g -> %.4g (x %.4f)\n", from.gemm.chip_tflops, fit.profile.gemm.chip_tflops,
+              fit.mma_scale);
+  std::printf("%-12s %-28s %10s %10s %8s\n", "rows", "case", "published", "predicted", "error");
+  for (const auto& [what, rows] : {std::pair{"fitted", &fit.fitted}, std::pair{"held out", &fit.held_out},
+                                   std::pair{"not 128x128", &fit.other_tiles}})
+    for (const calibrate::PublishedCheck& c : *rows)
+      std::printf("%-12s %-28s %10.1f %10.1f %+7.1f%%  %s\n", what, c.name.c_str(), c.published, c.predicted,
+                  c.error() * 100, c.unit.c_str());
+  for (const auto& [what, rows] :
+       {std::pair{"fitted (dense, 128x128 tiles)", &fit.fitted}, std::pair{"held out (grouped)", &fit.held_out},
+        std::pair{"other tiles (not the model's)", &fit.other_tiles}}) {
+    std::vector<double> predicted, published;
+    for (const calibrate::PublishedCheck& c : *rows) predicted.push_back(c.predicted), published.push_back(c.published);
+    print_stats(what, calibrate::fit_stats(predicted, published));
   }
   check_stdout();
   return 0;

@@ -197,12 +197,18 @@ int main(int argc, char** argv) {
   CLI::App* cal_pub_cmd =
       cal_cmd->add_subcommand("published", "Predict the published H800 tables (DeepGEMM, DeepEP) with a profile");
   cal_pub_cmd->add_option("PROFILE", cal.profile, "A bundled profile (h800) or an H800 profile file")->required();
+  CLI::App* cal_dg_cmd = cal_cmd->add_subcommand(
+      "deepgemm", "Refit an H800 profile's FP8 GEMM tile time and MMA rates to DeepGEMM's published table");
+  cal_dg_cmd->add_option("PROFILE", cal.profile, "A bundled profile (h800) or an H800 profile file")->required();
+  cal_dg_cmd->add_option("-o,--out", cal.out, "The profile YAML written (atomically)")->required();
   cal_cmd->footer(
       "Examples:\n"
       "  clustersim calibrate fit calibrate/data/h200/fp8_gemm.json calibrate/data/h200/all_to_all.json -o h200.yaml\n"
-      "  clustersim calibrate validate h200.yaml calibrate/data/h200/fp8_gemm.json calibrate/data/h200/all_to_all.json\n"
+      "  clustersim calibrate validate h200.yaml calibrate/data/h200/fp8_gemm.json "
+      "calibrate/data/h200/all_to_all.json\n"
       "  clustersim calibrate carry h200.yaml --to h800 -o h800.yaml\n"
-      "  clustersim calibrate published h800.yaml");
+      "  clustersim calibrate published h800.yaml\n"
+      "  clustersim calibrate deepgemm h800 -o hw/profiles/h800-deepgemm.yaml");
   CompareArgs cmp;
   CLI::App* compare_cmd =
       app.add_subcommand("compare", "Line up a scenario's simulated kernels with a measured run, class by class");
@@ -232,6 +238,7 @@ int main(int argc, char** argv) {
     if (*cal_val_cmd) return cmd_calibrate_validate(cal);
     if (*cal_carry_cmd) return cmd_calibrate_carry(cal);
     if (*cal_pub_cmd) return cmd_calibrate_published(cal);
+    if (*cal_dg_cmd) return cmd_calibrate_deepgemm(cal);
     if (*hw_list_cmd) return cmd_hw_list();
     if (*hw_show_cmd) return cmd_hw_show(hw_name);
     if (*model_list_cmd) return cmd_model_list();

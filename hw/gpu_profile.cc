@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "hw/embedded_catalog.h"
 #include "hw/gpu_catalog.h"
@@ -254,13 +255,18 @@ GpuProfile parse_profile(const YamlNode& root) {
 
 namespace {
 
+constexpr std::string_view kDir = "hw/profiles/", kExt = ".yaml";
+
 const std::map<std::string, GpuProfile>& bundled_profiles() {
   static const auto profiles = [] {
     auto v = std::make_unique<std::map<std::string, GpuProfile>>();
     for (const auto& f : embedded_catalog_files()) {
-      if (f.path.rfind("hw/profiles/", 0) != 0) continue;
+      if (!std::string_view(f.path).starts_with(kDir) || !std::string_view(f.path).ends_with(kExt)) continue;
       GpuProfile p = parse_profile(parse_yaml(f.text, std::string(f.path)));
-      const std::string name = p.gpu;
+      // By file name: hw/profiles/h800.yaml is "h800", the profile a cluster of H800s takes by
+      // default; a variant of it (h800-deepgemm.yaml) is chosen by name.
+      const std::string_view path = f.path;
+      const std::string name(path.substr(kDir.size(), path.size() - kDir.size() - kExt.size()));
       (*v)[name] = std::move(p);
     }
     return v;

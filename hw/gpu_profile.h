@@ -174,9 +174,10 @@ struct GpuProfile {
 GpuProfile parse_profile(const YamlNode& root);
 // `fp8` with BF16's own MMA rates in place of its FP8 ones (launch, tiles, HBM, split-K kept).
 GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16);
-// A bundled profile by GPU name (hw/profiles/<gpu>.yaml), or nullptr when there is none.
-const GpuProfile* find_profile(const std::string& gpu);
-// The GPUs with a bundled profile, comma-separated in name order ("h100, h200, h800"), for messages.
+// A bundled profile by name, hw/profiles/<name>.yaml, or nullptr when there is none. A GPU's own
+// profile is named for it ("h800"); variants add to the name ("h800-deepgemm").
+const GpuProfile* find_profile(const std::string& name);
+// The bundled profiles' names, comma-separated in order ("h100, h200, h800, h800-deepgemm"), for messages.
 std::string bundled_profile_names();
 // Whether `name_or_path` names a file (contains '/' or ends in .yaml) rather than a bundled profile.
 bool is_profile_path(const std::string& name_or_path);

@@ -85,7 +85,7 @@ TEST_CASE("the H800 profile is the H200's with HBM and NVLink scaled by the data
 TEST_CASE("the bundled H100 profile is the H200's carried by the datasheets with its own memory-bound forms and clock shares, as calibrate carry writes it", "[calibrate][profile]") {
   const hw::GpuProfile* h100 = hw::find_profile("h100");
   REQUIRE(h100 != nullptr);
-  CHECK(hw::bundled_profile_names() == "h100, h200, h800");
+  CHECK(hw::bundled_profile_names() == "h100, h200, h800, h800-deepgemm");
   hw::GpuProfile again =
       calibrate::carry_profile(*hw::find_profile("h200"), *hw::find_gpu("h200"), *hw::find_gpu("h100"));
   calibrate::MeasurementSet forms;
