@@ -74,12 +74,28 @@ TEST_CASE("bundled sweeps: the benchmark's 1008 DeepSeek-V3 layouts, a sample of
   }
 }
 
+TEST_CASE("bundled sweeps: cuBLASLt's or DeepGEMM's GEMMs at 4 to 28 communication SMs, every point valid",
+          "[sweep][bundled]") {
+  const SweepSpec spec = load_sweep_file(cs::test::source_dir() + "/scenarios/sweeps/deepseek-v3-gemm-kernels.yaml");
+  const auto points = expand_sweep(spec);
+  REQUIRE(points.size() == 8);
+  CHECK(refused("deepseek-v3-gemm-kernels.yaml").empty());
+  // The first four points run cuBLASLt's tile time, the last four DeepGEMM's, longer.
+  const Scenario cublaslt = sweep_point_scenario(spec, points[0]);
+  const Scenario deepgemm = sweep_point_scenario(spec, points[4]);
+  REQUIRE(cublaslt.cost.profile);
+  REQUIRE(deepgemm.cost.profile);
+  CHECK(deepgemm.cost.profile->gemm.tile_us > cublaslt.cost.profile->gemm.tile_us);
+  CHECK(deepgemm.cost.profile->comm.sm_copy_GBps == cublaslt.cost.profile->comm.sm_copy_GBps);
+}
+
 TEST_CASE("bundled sweeps: every file under scenarios/sweeps is checked here", "[sweep][bundled]") {
   std::set<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(cs::test::source_dir() + "/scenarios/sweeps"))
     files.insert(e.path().filename().string());
-  CHECK(files == std::set<std::string>{"deepseek-v3-fabric.yaml", "deepseek-v3-layouts-1000.yaml",
-                                       "deepseek-v3-schedule-pp.yaml", "deepseek-v3-sm-partition.yaml"});
+  CHECK(files == std::set<std::string>{"deepseek-v3-fabric.yaml", "deepseek-v3-gemm-kernels.yaml",
+                                       "deepseek-v3-layouts-1000.yaml", "deepseek-v3-schedule-pp.yaml",
+                                       "deepseek-v3-sm-partition.yaml"});
 }
 
 }  // namespace CS_TEST_FILE
