@@ -26,16 +26,9 @@ hw::GpuProfile with_deepgemm(const hw::GpuProfile& p, double tile_us_added, doub
   return q;
 }
 
-std::vector<double> errors(const std::vector<PublishedCheck>& rows) {
-  std::vector<double> e;
-  for (const PublishedCheck& r : rows) e.push_back(std::abs(r.error()));
-  return e;
-}
-
 std::string stats(const std::vector<PublishedCheck>& rows) {
-  const std::vector<double> e = errors(rows);
-  return fmt::format("median error {:.1f}%, worst {:.1f}%", 100 * median(e),
-                     100 * *std::max_element(e.begin(), e.end()));
+  const FitStats s = published_stats(rows);
+  return fmt::format("median error {:.1f}%, worst {:.1f}%", 100 * s.median_error, 100 * s.worst_error);
 }
 
 }  // namespace

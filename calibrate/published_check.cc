@@ -29,6 +29,12 @@ constexpr DeepGemmRow kGrouped[] = {
 
 }  // namespace
 
+FitStats published_stats(const std::vector<PublishedCheck>& rows) {
+  std::vector<double> predicted, published;
+  for (const PublishedCheck& r : rows) predicted.push_back(r.predicted), published.push_back(r.published);
+  return fit_stats(predicted, published);
+}
+
 std::span<const DeepGemmRow> deepgemm_dense_rows() { return kDense; }
 std::span<const DeepGemmRow> deepgemm_grouped_rows() { return kGrouped; }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/fit_stats.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 
@@ -21,6 +22,9 @@ struct PublishedCheck {
   double predicted = 0;
   double error() const { return (predicted - published) / published; }
 };
+
+// fit_stats over the rows' predicted and published figures.
+FitStats published_stats(const std::vector<PublishedCheck>& rows);
 
 // A row of DeepGEMM's table: `groups` GEMMs of m x n x k (grouped: the contiguous layout).
 struct DeepGemmRow {

@@ -252,9 +252,7 @@ int cmd_calibrate_deepgemm(const CalibrateArgs& a) {
   for (const auto& [what, rows] :
        {std::pair{"fitted (dense, 128x128 tiles)", &fit.fitted}, std::pair{"held out (grouped)", &fit.held_out},
         std::pair{"other tiles (not the model's)", &fit.other_tiles}}) {
-    std::vector<double> predicted, published;
-    for (const calibrate::PublishedCheck& c : *rows) predicted.push_back(c.predicted), published.push_back(c.published);
-    print_stats(what, calibrate::fit_stats(predicted, published));
+    print_stats(what, calibrate::published_stats(*rows));
   }
   check_stdout();
   return 0;
