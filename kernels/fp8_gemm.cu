@@ -27,6 +27,7 @@
 #include "common/json_writer.h"
 #include "common/provenance.h"
 #include "fp8_gemm/device_buffer.h"
+#include "fp8_gemm/lt_algos.h"
 #include "fp8_gemm/lt_matmul.h"
 #include "fp8_gemm/operands.h"
 #include "fp8_gemm/report.h"
@@ -42,6 +43,7 @@ using cs::kernels::JsonWriter;
 constexpr int kSchemaVersion = 1;
 constexpr const char* kProgram = "cs_fp8_gemm";
 constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;  // cuBLASLt's advice for Hopper
+constexpr int kHeuristicCandidates = 32;                        // --algos all: the heuristic's ranked results taken
 
 struct Options {
   std::string json_path;
@@ -55,6 +57,7 @@ struct Options {
   bool sample_clocks = false;  // --sample-clocks
   bool probe_clocks = false;   // --probe-clocks
   bool compact = false;
+  bool all_algos = false;  // --algos all
 };
 
 void print_usage() {
@@ -72,6 +75,9 @@ void print_usage() {
       "  --flush-mib N      buffer written before each run to make L2 cold (default 256)\n"
       "  --sample-clocks    poll the SM clock, power and power-cap state (NVML, every ms) over each case's timed runs\n"
       "  --probe-clocks     read the SM clock on the SMs right after each timed run (clock64 over the global timer)\n"
+      "  --algos WHICH      heuristic (default: the heuristic's first choice) or all (every configuration\n"
+      "                     cuBLASLt can run the case in: its ranked heuristic list, then every tile of every\n"
+      "                     algorithm id; each checked, then timed)\n"
       "  --compact          JSON on one line\n"
       "Exit codes: 0 done, 1 error, 2 no usable GPU or driver, 3 a result disagreed with the reference.\n",
       kProgram, kSchemaVersion);
@@ -128,6 +134,10 @@ std::string parse_args(int argc, char** argv, Options& o, bool& help) {
       if (o.scaling != "auto" && o.scaling != "block" && o.scaling != "per_tensor") {
         return "unknown scaling '" + o.scaling + "'";
       }
+    } else if (a == "--algos") {
+      const std::string which = v;
+      if (which != "heuristic" && which != "all") return "unknown --algos '" + which + "' (heuristic or all)";
+      o.all_algos = which == "all";
     } else if (a == "--runs") {
       if (!parse_int(v, 20, 100000, o.runs)) return std::string("--runs wants an integer >= 20, got '") + v + "'";
     } else if (a == "--warmup") {
@@ -303,51 +313,76 @@ int run(int argc, char** argv) {
           }
         }
         parts.make_current(*p);
-        const fg::LtGemm gemm(handle, ops, chosen->scaling, chosen->orientation, target, workspace.get(),
-                              kWorkspaceBytes);
-        fg::CaseRecord rec;
-        rec.shape = shape;
-        rec.method = method;
-        rec.sm_limit = sm;
-        rec.sm_obtained = p->sm_obtained;
-        rec.sm_count_target = target;
-        rec.scaling = chosen->scaling;
-        rec.orientation = chosen->orientation;
-        if (!gemm.supported()) {
-          skipped.push_back({std::string(head) + " sms=" + std::to_string(sm) + " " + fg::method_name(method),
-                             gemm.why_not()});
-          std::fprintf(stderr, "  sms=%d %s: skipped: %s\n", sm, fg::method_name(method), gemm.why_not().c_str());
+        const std::string what = std::string(head) + " sms=" + std::to_string(sm) + " " + fg::method_name(method);
+        const fg::LtGemm chosen_gemm(handle, ops, chosen->scaling, chosen->orientation, target, workspace.get(),
+                                     kWorkspaceBytes);
+        if (!chosen_gemm.supported()) {
+          skipped.push_back({what, chosen_gemm.why_not()});
+          std::fprintf(stderr, "  sms=%d %s: skipped: %s\n", sm, fg::method_name(method),
+                       chosen_gemm.why_not().c_str());
           continue;
         }
-        rec.algo = gemm.algo_info();
+        // Returns false when the run must end (a check failed on the heuristic's own choice).
+        auto measure = [&](const fg::LtGemm& gemm) {
+          fg::CaseRecord rec;
+          rec.shape = shape;
+          rec.method = method;
+          rec.sm_limit = sm;
+          rec.sm_obtained = p->sm_obtained;
+          rec.sm_count_target = target;
+          rec.scaling = chosen->scaling;
+          rec.orientation = chosen->orientation;
+          rec.algo = gemm.algo_info();
+          const std::string label = what + (rec.algo.forced ? " tile " + fg::lt_tile_name(rec.algo.tile_id) : "");
+          if (!gemm.supported()) {
+            skipped.push_back({label, gemm.why_not()});
+            return true;
+          }
 
-        // Correct first: a poisoned D, one run, then the reference.
-        fg::poison_output(ops, p->stream);
-        const cublasStatus_t st = gemm.enqueue(p->stream);
-        if (st != CUBLAS_STATUS_SUCCESS) {
-          // Kept as a skipped case rather than ending the sweep: an algorithm chosen for the whole
-          // device may not launch on a small partition (thread-block clusters, say).
-          const cudaError_t launch = cudaGetLastError();
-          std::string why = "cublasLtMatmul failed: " + fg::cublas_status_name(st);
-          if (launch != cudaSuccess) why += " (" + cs::kernels::describe(launch) + ")";
-          skipped.push_back({std::string(head) + " sms=" + std::to_string(sm) + " " + fg::method_name(method), why});
-          std::fprintf(stderr, "  sms=%d %s: skipped: %s\n", sm, fg::method_name(method), why.c_str());
-          CS_CUDA_CHECK(cudaStreamSynchronize(p->stream));  // a sticky error ends the run here
-          continue;
+          // Correct first: a poisoned D, one run, then the reference.
+          fg::poison_output(ops, p->stream);
+          const cublasStatus_t st = gemm.enqueue(p->stream);
+          if (st != CUBLAS_STATUS_SUCCESS) {
+            // Kept as a skipped case rather than ending the sweep: an algorithm chosen for the whole
+            // device may not launch on a small partition (thread-block clusters, say).
+            const cudaError_t launch = cudaGetLastError();
+            std::string why = "cublasLtMatmul failed: " + fg::cublas_status_name(st);
+            if (launch != cudaSuccess) why += " (" + cs::kernels::describe(launch) + ")";
+            skipped.push_back({label, why});
+            std::fprintf(stderr, "  %s: skipped: %s\n", label.c_str(), why.c_str());
+            CS_CUDA_CHECK(cudaStreamSynchronize(p->stream));  // a sticky error ends the run here
+            return true;
+          }
+          rec.check = fg::check_output(ops, gemm.output_layout(), p->stream);
+          if (!rec.check.passed) {
+            std::fprintf(stderr, "%s: check failed: %s sms=%d (%s) scaling %s %s: %s\n", kProgram, label.c_str(),
+                         rec.sm_obtained, fg::method_name(method), fg::scaling_name(rec.scaling),
+                         fg::orientation_name(rec.orientation), rec.check.describe().c_str());
+            if (rec.algo.forced) {  // a configuration the library would not pick: recorded, not timed
+              skipped.push_back({label, "check failed: " + rec.check.describe()});
+              return true;
+            }
+            if (rec.scaling == fg::Scaling::kBlock) diagnose_scale_reading(ops, gemm, p->stream);
+            return false;
+          }
+          rec.timing = fg::time_gemm(
+              gemm, *p, flush, opt.warmup, opt.runs,
+              [&] {
+                if (sampler) sampler->start();
+              },
+              probes.get());
+          if (sampler) rec.clocks = sampler->stop();
+          std::fprintf(stderr, "  %s\n", fg::deepgemm_line(rec).c_str());
+          cases.push_back(rec);
+          return true;
+        };
+        if (!measure(chosen_gemm)) return cs::kernels::kExitCheckFailed;
+        if (!opt.all_algos) continue;
+        for (const cublasLtMatmulAlgo_t& algo : chosen_gemm.candidate_algos(kHeuristicCandidates)) {
+          const fg::LtGemm gemm(handle, ops, chosen->scaling, chosen->orientation, target, workspace.get(),
+                                kWorkspaceBytes, &algo);
+          if (!measure(gemm)) return cs::kernels::kExitCheckFailed;
         }
-        rec.check = fg::check_output(ops, gemm.output_layout(), p->stream);
-        if (!rec.check.passed) {
-          std::fprintf(stderr, "%s: check failed: %s sms=%d (%s) scaling %s %s: %s\n", kProgram, head,
-                       rec.sm_obtained, fg::method_name(method), fg::scaling_name(rec.scaling),
-                       fg::orientation_name(rec.orientation), rec.check.describe().c_str());
-          if (rec.scaling == fg::Scaling::kBlock) diagnose_scale_reading(ops, gemm, p->stream);
-          return cs::kernels::kExitCheckFailed;
-        }
-        rec.timing = fg::time_gemm(
-            gemm, *p, flush, opt.warmup, opt.runs, [&] { if (sampler) sampler->start(); }, probes.get());
-        if (sampler) rec.clocks = sampler->stop();
-        std::fprintf(stderr, "  %s\n", fg::deepgemm_line(rec).c_str());
-        cases.push_back(rec);
       }
     }
     parts.make_current(parts.primary());
@@ -386,6 +421,9 @@ int run(int argc, char** argv) {
   w.field("flush_bytes", flush.bytes());
   w.field("workspace_bytes", kWorkspaceBytes);
   w.field("scaling_requested", opt.scaling);
+  w.field("algos", opt.all_algos ? "all: the heuristic's first, then its ranked list and every tile of every "
+                                   "algorithm id (algo.forced)"
+                                 : "heuristic");
   w.key("scaling_notes").value(scaling_notes, false);
   w.field("grouped_execution", "one cublasLtMatmul call per group, back to back in one stream, timed together");
   w.field("flops", "2 * m * n * k * groups");

@@ -7,8 +7,9 @@
 #
 # GENERATED_DIR: see common/nvcc_setup.sh.
 source "$(dirname "$0")/../common/nvcc_setup.sh"
-for f in sm_partition lt_matmul timing report; do
-  g++ "${cxx_flags[@]}" -c "$src/fp8_gemm/$f.cc" -o "$out/obj/$f.o" &
+"$src/fp8_gemm/write_lt_tiles.sh" "$cuda" "$out/obj"
+for f in sm_partition lt_matmul lt_algos timing report; do
+  g++ "${cxx_flags[@]}" -I"$out/obj" -c "$src/fp8_gemm/$f.cc" -o "$out/obj/$f.o" &
   pids+=($!)
 done
 "$nvcc" "${cu_flags[@]}" -c "$src/fp8_gemm/operands.cu" -o "$out/obj/operands.o" &

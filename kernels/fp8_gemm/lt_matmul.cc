@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "fp8_gemm/lt_algos.h"
+
 namespace cs::kernels::fp8_gemm {
 
 const char* scaling_name(Scaling s) { return s == Scaling::kBlock ? "block_1x128_128x128" : "per_tensor"; }
@@ -31,7 +33,7 @@ bool LtGemm::set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
 }
 
 LtGemm::LtGemm(cublasLtHandle_t handle, const Operands& ops, Scaling scaling, Orientation orientation,
-               int sm_count_target, void* workspace, std::size_t workspace_bytes)
+               int sm_count_target, void* workspace, std::size_t workspace_bytes, const cublasLtMatmulAlgo_t* algo)
     : handle_(handle),
       ops_(ops),
       scaling_(scaling),
@@ -87,6 +89,19 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Operands& ops, Scaling scaling, Or
     if (!ok) return;
   }
 
+  if (algo != nullptr) {
+    cublasLtMatmulHeuristicResult_t checked{};
+    st = cublasLtMatmulAlgoCheck(handle_, descs_[0], a_layout_, b_layout_, d_layout_, d_layout_, algo, &checked);
+    if (st != CUBLAS_STATUS_SUCCESS || checked.state != CUBLAS_STATUS_SUCCESS) {
+      why_not_ = "cublasLtMatmulAlgoCheck: " + cublas_status_name(st != CUBLAS_STATUS_SUCCESS ? st : checked.state);
+      return;
+    }
+    algo_ = *algo;
+    info_.waves = checked.wavesCount;
+    info_.forced = true;
+    read_algo_info();
+    return;
+  }
   cublasLtMatmulPreference_t pref = nullptr;
   st = cublasLtMatmulPreferenceCreate(&pref);
   if (st == CUBLAS_STATUS_SUCCESS) {
@@ -110,6 +125,15 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Operands& ops, Scaling scaling, Or
   }
   algo_ = result.algo;
   info_.waves = result.wavesCount;
+  read_algo_info();
+}
+
+std::vector<cublasLtMatmulAlgo_t> LtGemm::candidate_algos(int heuristic_count) const {
+  if (!supported()) return {};
+  return lt_candidate_algos(handle_, descs_[0], a_layout_, b_layout_, d_layout_, workspace_bytes_, heuristic_count);
+}
+
+void LtGemm::read_algo_info() {
   std::int32_t id = 0;
   std::uint32_t tile = 0, stages = 0;
   std::int32_t split_k = 1;

@@ -35,15 +35,18 @@ struct AlgoInfo {
   int split_k = 1;
   int cluster_shape_id = -1;  // cublasLtClusterShape_t
   float waves = 0;            // the heuristic's waves count (1.0: one full wave on its SM count)
+  bool forced = false;        // a configuration given to LtGemm, not the heuristic's first
 };
 
 class LtGemm {
  public:
   // Describes the GEMM of `ops` and asks the heuristic for an algorithm. sm_count_target > 0 sets
   // CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET. Does not throw for an unsupported combination:
-  // supported() is then false and why_not() says why. `ops` must outlive this object.
-  LtGemm(cublasLtHandle_t handle, const Operands& ops, Scaling scaling, Orientation orientation,
-         int sm_count_target, void* workspace, std::size_t workspace_bytes);
+  // supported() is then false and why_not() says why. `ops` must outlive this object. With `algo`,
+  // that configuration (one of candidate_algos()) runs instead of the heuristic's, if
+  // cublasLtMatmulAlgoCheck accepts it.
+  LtGemm(cublasLtHandle_t handle, const Operands& ops, Scaling scaling, Orientation orientation, int sm_count_target,
+         void* workspace, std::size_t workspace_bytes, const cublasLtMatmulAlgo_t* algo = nullptr);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
@@ -55,10 +58,14 @@ class LtGemm {
   Orientation orientation() const { return orientation_; }
   OutputLayout output_layout() const;
 
+  // Every configuration that can run this GEMM (fp8_gemm/lt_algos.h); empty unless supported().
+  std::vector<cublasLtMatmulAlgo_t> candidate_algos(int heuristic_count) const;
+
   // Enqueues every group's GEMM on `stream`; returns the first status that is not success.
   cublasStatus_t enqueue(cudaStream_t stream) const;
 
  private:
+  void read_algo_info();  // info_ from algo_'s configuration
   bool set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const void* value, std::size_t size,
            const char* what);
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "fp8_gemm/lt_algos.h"
+
 namespace cs::kernels::fp8_gemm {
 
 const char* method_name(Method m) {
@@ -28,6 +30,7 @@ std::string deepgemm_line(const CaseRecord& c) {
                 c.shape.m, c.shape.n, c.shape.k, sms, scaling_label(c.scaling), c.timing.median_us, c.timing.p10_us,
                 c.timing.p90_us, c.tflops(), c.gbps());
   std::string out = line;
+  if (c.algo.forced) out += " | tile " + lt_tile_name(c.algo.tile_id) + " algo " + std::to_string(c.algo.algo_id);
   if (c.clocks && c.clocks->samples > 0) {
     std::snprintf(line, sizeof line, " | %.0f MHz median (%.0f-%.0f)", c.clocks->sm_mhz_median, c.clocks->sm_mhz_min,
                   c.clocks->sm_mhz_max);
@@ -73,6 +76,8 @@ void write_case(JsonWriter& w, const CaseRecord& c) {
       .begin_object(true)
       .field("id", c.algo.algo_id)
       .field("tile_id", c.algo.tile_id)
+      .field("tile", lt_tile_name(c.algo.tile_id))
+      .field("forced", c.algo.forced)
       .field("stages_id", c.algo.stages_id)
       .field("split_k", c.algo.split_k)
       .field("cluster_shape_id", c.algo.cluster_shape_id)

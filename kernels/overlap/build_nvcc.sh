@@ -4,8 +4,9 @@
 #
 #   kernels/overlap/build_nvcc.sh OUT_DIR [GENERATED_DIR]
 source "$(dirname "$0")/../common/nvcc_setup.sh"
-for f in fp8_gemm/sm_partition fp8_gemm/lt_matmul fp8_gemm/timing overlap/green_pair overlap/options overlap/report; do
-  g++ "${cxx_flags[@]}" -c "$src/$f.cc" -o "$out/obj/$(basename $f).o" &
+"$src/fp8_gemm/write_lt_tiles.sh" "$cuda" "$out/obj"
+for f in fp8_gemm/sm_partition fp8_gemm/lt_matmul fp8_gemm/lt_algos fp8_gemm/timing overlap/green_pair overlap/options overlap/report; do
+  g++ "${cxx_flags[@]}" -I"$out/obj" -c "$src/$f.cc" -o "$out/obj/$(basename $f).o" &
   pids+=($!)
 done
 for f in fp8_gemm/operands fp8_gemm/clock_probe overlap/device_work overlap; do

@@ -1,0 +1,33 @@
+// Every cuBLASLt algorithm configuration that can run one GEMM, not only the heuristic's first: the
+// heuristic's ranked list, then each algorithm id with each output tile it lists
+// (CUBLASLT_ALGO_CAP_TILE_IDS), its first accepted stage count, checked by cublasLtMatmulAlgoCheck.
+// cs_fp8_gemm --algos all times them all, so that a tile the heuristic never picks (64-row and
+// narrow tiles for small m, say) is measured on the library's own kernels.
+#pragma once
+
+#include <cublasLt.h>
+
+#include <string>
+#include <vector>
+
+namespace cs::kernels::fp8_gemm {
+
+// The output tile of a cublasLtMatmulTile_t as cuBLASLt names it (rows x columns of its D, which is
+// n x m of ours when the weights take the A slot); {0, 0} where the id is not in the table made
+// from this toolkit's cublasLt.h at build time.
+struct LtTile {
+  int rows = 0;
+  int cols = 0;
+};
+LtTile lt_tile(int tile_id);
+std::string lt_tile_name(int tile_id);  // "64x16", or "id 634" when unknown
+
+// The matmul that `desc` and the layouts describe (FP8 E4M3 A and B, BF16 C and D, FP32 compute).
+// heuristic_count: how many of the heuristic's ranked results to take first. Duplicates (same id,
+// tile, stages, split-K and cluster shape) are dropped; order: heuristic rank, then id and tile.
+std::vector<cublasLtMatmulAlgo_t> lt_candidate_algos(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                                     cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+                                                     cublasLtMatrixLayout_t d, std::size_t workspace_bytes,
+                                                     int heuristic_count);
+
+}  // namespace cs::kernels::fp8_gemm
