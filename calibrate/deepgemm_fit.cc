@@ -7,7 +7,6 @@
 
 #include "calibrate/fit_stats.h"
 #include "calibrate/levenberg_marquardt.h"
-#include "hw/ceil_div.h"
 #include "hw/gemm_model.h"
 #include "hw/user_error.h"
 
@@ -17,9 +16,14 @@ namespace {
 
 constexpr int kTableSms = 132;  // the H800's, on which DeepGEMM's table was taken
 
-// The profile with its FP8 tile time and MMA rates moved by (added tile us, rate scale).
+// The profile in DeepGEMM's tiles with its FP8 tile time and MMA rates moved by (added tile us,
+// rate scale).
 hw::GpuProfile with_deepgemm(const hw::GpuProfile& p, double tile_us_added, double mma_scale) {
   hw::GpuProfile q = p;
+  q.gemm.tiling = hw::GemmTiling::kDeepGemm;
+  q.gemm_tiles_source =
+      "DeepGEMM's get_best_configs of 2025-02 (repo deepseek-ai/DeepGEMM, deep_gemm/jit_kernels/gemm.py): 64 rows for "
+      "m <= 64, else 128; 16 to 128 columns, the fewest waves, then the fullest last wave; no split-K";
   q.gemm.tile_us = p.gemm.tile_us + tile_us_added;
   q.gemm.sm_tflops = p.gemm.sm_tflops * mma_scale;
   q.gemm.chip_tflops = p.gemm.chip_tflops * mma_scale;
@@ -33,17 +37,6 @@ std::string stats(const std::vector<PublishedCheck>& rows) {
 
 }  // namespace
 
-DeepGemmTile deepgemm_tile(int64_t m, int64_t n, int groups, int sms, bool grouped_contiguous) {
-  const int block_m = grouped_contiguous || m > 64 ? 128 : 64;
-  const auto blocks = [&](int bn) { return hw::ceil_div(m, block_m) * hw::ceil_div(n, bn) * groups; };
-  const auto waves = [&](int bn) { return hw::ceil_div(blocks(bn), sms); };
-  const auto last_wave = [&](int bn) { return blocks(bn) % sms == 0 ? sms : blocks(bn) % sms; };
-  int best = 16;
-  for (int bn = 24; bn <= 128; bn += 8)
-    if (waves(bn) < waves(best) || (waves(bn) == waves(best) && last_wave(bn) > last_wave(best))) best = bn;
-  return {block_m, best};
-}
-
 DeepGemmFit fit_deepgemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, std::span<const DeepGemmRow> dense,
                          std::span<const DeepGemmRow> grouped) {
   if (p.gemm.chip_tflops <= 0) throw hw::UserError(p.file, 0, 0, "the profile has no GEMM model to refit");
@@ -52,9 +45,8 @@ DeepGemmFit fit_deepgemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, std::s
         p.file, 0, 0,
         fmt::format("DeepGEMM's table was taken on {} SMs; the profile's GPU has {}", kTableSms, gpu.sms));
   std::vector<DeepGemmRow> fit_rows, held_rows, other_rows;
-  const auto model_tiles = [&](const DeepGemmRow& r, bool grouped) {
-    const DeepGemmTile t = deepgemm_tile(r.m, r.n, static_cast<int>(r.groups), gpu.sms, grouped);
-    return t.block_m == hw::kGemmTileM && t.block_n == hw::kGemmTileN;
+  const auto model_tiles = [&](const DeepGemmRow& r, bool contiguous) {
+    return hw::deepgemm_tile(r.m, r.n, static_cast<int>(r.groups), gpu.sms, contiguous) == hw::GemmTile{};
   };
   for (const DeepGemmRow& r : dense) (model_tiles(r, false) ? fit_rows : other_rows).push_back(r);
   for (const DeepGemmRow& r : grouped) (model_tiles(r, true) ? held_rows : other_rows).push_back(r);

@@ -115,9 +115,10 @@ GemmTrafficFit fit_gemm_traffic(const std::vector<GemmTrafficCase>& cases, const
 }
 
 namespace {
-// A tile's time: the GEMM's alone over its waves on the SMs it had.
+// A tile's time: the GEMM's alone over its waves (of cuBLASLt's tiles, the bench's) on the SMs it had.
 double tile_us(const OverlapTrafficCase& c) {
-  return c.gemm_alone_us / std::ceil(static_cast<double>(hw::gemm_model_tiles(c.gemm)) / c.compute_sms);
+  return c.gemm_alone_us /
+         std::ceil(static_cast<double>(hw::gemm_model_tiles(hw::GemmModel{}, c.gemm, c.compute_sms)) / c.compute_sms);
 }
 }  // namespace
 

@@ -459,6 +459,8 @@ std::string profile_yaml(const hw::GpuProfile& p) {
     for (const auto& [k, v] : r) o << "  " << k << ": [" << fmt_double(v.lo) << ", " << fmt_double(v.hi) << "]\n";
   };
   section("gemm", p.gemm_params, &hw::GemmModel::param_name, hw::GemmModel::kParams);
+  if (p.gemm.tiling == hw::GemmTiling::kDeepGemm)
+    o << "gemm_tiles: {kernel: deepgemm, source: " << quote(p.gemm_tiles_source) << "}\n";
   if (p.gemm_bf16.present())
     section("gemm_bf16", p.gemm_bf16_params, &hw::GemmBf16Model::param_name, hw::GemmBf16Model::kParams);
   if (p.gemm_fp8_tiles.present())

@@ -245,13 +245,13 @@ int cmd_calibrate_deepgemm(const CalibrateArgs& a) {
               fit.mma_scale);
   std::printf("%-12s %-28s %10s %10s %8s\n", "rows", "case", "published", "predicted", "error");
   for (const auto& [what, rows] : {std::pair{"fitted", &fit.fitted}, std::pair{"held out", &fit.held_out},
-                                   std::pair{"not 128x128", &fit.other_tiles}})
+                                   std::pair{"own tiles", &fit.other_tiles}})
     for (const calibrate::PublishedCheck& c : *rows)
       std::printf("%-12s %-28s %10.1f %10.1f %+7.1f%%  %s\n", what, c.name.c_str(), c.published, c.predicted,
                   c.error() * 100, c.unit.c_str());
   for (const auto& [what, rows] :
        {std::pair{"fitted (dense, 128x128 tiles)", &fit.fitted}, std::pair{"held out (grouped)", &fit.held_out},
-        std::pair{"other tiles (not the model's)", &fit.other_tiles}}) {
+        std::pair{"held out (dense, own tiles)", &fit.other_tiles}}) {
     print_stats(what, calibrate::published_stats(*rows));
   }
   check_stdout();

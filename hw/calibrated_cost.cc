@@ -30,6 +30,7 @@ CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad
 CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, double running_MHz)
     : gpu_(gpu), profile_(std::move(profile)), roofline_(gpu, RooflineParams{}) {
   bf16_gemm_ = profile_.gemm_bf16.present() ? with_bf16_rates(profile_.gemm, profile_.gemm_bf16) : profile_.gemm;
+  bf16_gemm_.tiling = GemmTiling::kCublasLt;  // BF16 GEMMs are cuBLASLt's (DeepGEMM's of 2025-02 were FP8 only)
   const ClockModel& c = profile_.clocks;
   if (running_MHz > 0 && c.present()) {
     running_MHz_ = running_MHz;
@@ -77,7 +78,7 @@ double CalibratedCost::mma_scale(const sim::GemmShape& g) const {
 }
 
 sim::ComputeCost CalibratedCost::gemm_cost(int gpu, const sim::GemmShape& g) const {
-  const int sms = gemm_model_max_sms(g, gpu_.sms);
+  const int sms = gemm_model_max_sms(gemm_model(g.dtype), g, gpu_.sms);
   return sim::ComputeCost{sms, gemm_hbm_bytes(gpu, g, sms, 0)};
 }
 
@@ -115,19 +116,31 @@ double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2
                                   ? kSteps
                                   : std::max(0, static_cast<int>(std::lround(residency_over_skew * kSteps)));
   GemmTrafficParams t = traffic_;
+  const GemmTile tile = gemm_model_tile(gemm_model(g.dtype), g, sms);
   t.l2_bytes *= static_cast<double>(steps) / kSteps;
   if (residency_steps < kSteps) t.residency_over_skew = static_cast<double>(residency_steps) / kSteps;
   // One cache for the process: a step asks for the same few shapes many times, and every point
   // of a sweep asks for the same ones again. The bytes are a function of the key alone.
-  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int, int, double, int>;
+  using Key = std::tuple<int64_t, int64_t, int64_t, int, int, int, int, int, double, int, int64_t, int64_t>;
   static std::mutex mutex;
   static std::map<Key, double> cache;
-  const Key key{g.m, g.n, g.k, g.groups, static_cast<int>(g.dtype), static_cast<int>(g.scaling), sms, t.swizzle_n_blocks, t.l2_bytes, residency_steps};
+  const Key key{g.m,
+                g.n,
+                g.k,
+                g.groups,
+                static_cast<int>(g.dtype),
+                static_cast<int>(g.scaling),
+                sms,
+                t.swizzle_n_blocks,
+                t.l2_bytes,
+                residency_steps,
+                tile.m,
+                tile.n};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  const double bytes = gemm_dram_bytes(g, sms, t);
+  const double bytes = gemm_dram_bytes(g, sms, t, tile);
   const std::lock_guard<std::mutex> lock(mutex);
   return cache.emplace(key, bytes).first->second;
 }

@@ -7,13 +7,19 @@
 // exponent below). A GEMM split in k pays for reducing its slices. calibrate/ fits the
 // parameters; CalibratedCost evaluates them.
 //
-//   tile          128 x 128 for every shape (cuBLASLt chose tile 128x128 in all 644 cases of
-//                 calibrate/data/h200/fp8_gemm.json, m = 64 included)
-//   tiles         groups x ceil(m / 128) x ceil(n / 128); split in k over 2 SMs when twice the
-//                 tiles fit on the SMs and k >= 4096 (cuBLASLt's split-K in our sweep: chosen for
-//                 k = 7168 and 16384, never for k <= 2048); waves = ceil(units / sms)
+//   tile          the kernel's (GemmTiling): cuBLASLt's 128 x 128 for every shape (with DeepSeek's
+//                 block scaling it has no other: calibrate/data/h200/fp8_gemm_tiles_block.json;
+//                 its heuristic chose it in all 644 cases of fp8_gemm.json, m = 64 included), or
+//                 DeepGEMM's tile choice (deepgemm_tile below: 64 or 128 rows, 16 to 128 columns)
+//   tiles         groups x ceil(m / tile m) x ceil(n / tile n); cuBLASLt splits k over 2 SMs when
+//                 twice the tiles fit on the SMs and k >= 4096 (its split-K in our sweep: chosen
+//                 for k = 7168 and 16384, never for k <= 2048); DeepGEMM never splits k;
+//                 waves = ceil(units / sms)
 //   per-SM rate   min(sm_tflops, chip_tflops / busy), busy = min(units, sms)
-//   tile time     tile_us + 2 128 128 k / rate
+//   tile time     tile_us + 2 (tile m) (tile n) k / rate: a tile of another shape pays the same
+//                 fixed time and MMA rate per FLOP as the 128 x 128 it was fitted on (cuBLASLt's
+//                 narrow tiles at small m, per-tensor scaled, come out so at 4.7% median:
+//                 tests/calibrate/test_fp8_tile_data.cc)
 //   time          launch_us + (T^p + H^p)^(1/p) + R when split, with T = waves x tile
 //                 time, H = bytes / hbm_GBps and p = hbm_overlap_exponent: a tile's pipeline
 //                 overlaps its operand loads with its MMAs, but not perfectly where both take about
@@ -39,9 +45,26 @@
 
 namespace cs::hw {
 
-// The output tile of every modelled GEMM kernel (see above).
+// cuBLASLt's output tile (see above).
 inline constexpr int64_t kGemmTileM = 128;
 inline constexpr int64_t kGemmTileN = 128;
+
+// Whose tile choice the modelled kernel follows.
+enum class GemmTiling : uint8_t {
+  kCublasLt,  // 128 x 128, split-K as above
+  kDeepGemm,  // deepgemm_tile, no split-K
+};
+
+struct GemmTile {
+  int64_t m = kGemmTileM, n = kGemmTileN;  // rows along the GEMM's m, columns along its n
+  bool operator==(const GemmTile&) const = default;
+};
+
+// DeepGEMM's tile for an m x n output on `sms` SMs, as its get_best_configs chose in February 2025
+// (the kernels of its published H800 table): 64 rows when m <= 64, else 128 (always 128 for the
+// grouped contiguous layout); then, of 16 to 128 columns in steps of 8, the fewest waves, then the
+// fullest last wave.
+GemmTile deepgemm_tile(int64_t m, int64_t n, int groups, int sms, bool grouped_contiguous);
 
 struct GemmModel {
   double launch_us = 0;      // per kernel: launch and the tail of the last wave
@@ -52,6 +75,7 @@ struct GemmModel {
   double split_k_us = 0;     // per split-K kernel: reducing the k slices' partial tiles
   double hbm_overlap_exponent = 0;  // p above (at least 1; 0: the plain max)
   double split_k_reduce_GBps_per_sm = 0;  // the split-K reduction's GB/s per SM of the partition (0: split_k_us alone)
+  GemmTiling tiling = GemmTiling::kCublasLt;  // not a fitted figure: the kernel's (a profile's gemm_tiles)
 
   static constexpr int kParams = 8;
   static constexpr int kOverlapExponent = 6;  // hbm_overlap_exponent's index in to_array()
@@ -66,6 +90,21 @@ struct GemmModel {
   static const char* param_name(int i);
 };
 
+// The tile the kernel runs `g` in on `sms` SMs (grouped shapes take DeepGEMM's contiguous layout).
+GemmTile gemm_model_tile(const GemmModel& p, const sim::GemmShape& g, int sms);
+
+// How a kernel runs a GEMM: its output tile and the slices k is split into.
+struct GemmPlan {
+  GemmTile tile;
+  int64_t split_k = 1;
+};
+// The modelled kernel's plan for `g` on `sms` SMs (see above).
+GemmPlan gemm_model_plan(const GemmModel& p, const sim::GemmShape& g, int sms);
+// gemm_model_us for a given plan, such as the tile and split a measured kernel ran (a split one pays
+// the reduction as above).
+double gemm_model_planned_us(const GemmModel& p, const sim::GemmShape& g, int sms, const GemmPlan& plan,
+                             double mma_scale = 1.0, double clock_slowdown = 1.0);
+
 // Tensor-core input types other than FP8 run at `mma_scale` of the FP8 rate (the datasheet ratio:
 // 1/2 for BF16 and FP16, 1/4 for TF32). `clock_slowdown` (fit clock / running clock, >= 0)
 // stretches the SM-clock-bound tiles; launch and the HBM bound keep their time.
@@ -76,11 +115,11 @@ double gemm_bound_us(const GemmModel& p, double tiled_us, double hbm_us);
 // The time of one unit of a wave (a tile, or a tile's k slice when split) on `sms` SMs.
 double gemm_model_tile_us(const GemmModel& p, const sim::GemmShape& g, int sms, double mma_scale = 1.0,
                           double clock_slowdown = 1.0);
-// Tiles of the shape.
-int64_t gemm_model_tiles(const sim::GemmShape& g);
+// Tiles of the shape on `sms` SMs.
+int64_t gemm_model_tiles(const GemmModel& p, const sim::GemmShape& g, int sms);
 // The SMs the kernel can use at most on a GPU of `sms` SMs: its tiles, or all `sms` when it splits
 // k (its reduction spreads over the partition).
-int gemm_model_max_sms(const sim::GemmShape& g, int sms);
+int gemm_model_max_sms(const GemmModel& p, const sim::GemmShape& g, int sms);
 // The split-K reduction's time on a partition of `sms` SMs (0 when the shape does not split there).
 double gemm_model_split_reduce_us(const GemmModel& p, const sim::GemmShape& g, int sms);
 // Compulsory HBM bytes: A and B read once, C written once in BF16 (FP32 for FP32 inputs).

@@ -48,15 +48,16 @@ class LruBytes {
 
 }  // namespace
 
-double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams& p) {
+double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams& p, GemmTile tile) {
   const double compulsory = gemm_compulsory_bytes(g);
   if (!p.present() || g.m <= 0 || g.n <= 0 || g.k <= 0 || g.groups <= 0) return compulsory;
-  const int64_t tm = (g.m + kGemmTileM - 1) / kGemmTileM, tn = (g.n + kGemmTileN - 1) / kGemmTileN;
+  const int64_t tile_m = tile.m, tile_n = tile.n;
+  const int64_t tm = (g.m + tile_m - 1) / tile_m, tn = (g.n + tile_n - 1) / tile_n;
   const double in = sim::dtype_bytes(g.dtype), out = g.dtype == sim::DType::kFp32 ? 4.0 : 2.0;
   // A panel of the last row or column of tiles holds only what is left of m or n.
-  const auto a_panel = [&](int64_t i) { return static_cast<double>(std::min(kGemmTileM, g.m - i * kGemmTileM)) * g.k * in; };
-  const auto b_panel = [&](int64_t j) { return static_cast<double>(std::min(kGemmTileN, g.n - j * kGemmTileN)) * g.k * in; };
-  const double c_tile = static_cast<double>(kGemmTileM) * kGemmTileN * out;
+  const auto a_panel = [&](int64_t i) { return static_cast<double>(std::min(tile_m, g.m - i * tile_m)) * g.k * in; };
+  const auto b_panel = [&](int64_t j) { return static_cast<double>(std::min(tile_n, g.n - j * tile_n)) * g.k * in; };
+  const double c_tile = static_cast<double>(tile_m) * static_cast<double>(tile_n) * out;
   const int64_t wave = std::max(1, sms);
   // One group: the groups run one after another and share no panel, so each reads what the
   // first does (the waves that straddle two groups are counted as two).

@@ -2,12 +2,13 @@
 // not once (calibrate/data/h100/fp8_gemm_dram_bytes.json: 4096 x 7168 x 16384 reads 4.5 times
 // A and B under Nsight Compute; 4096 x 7168 x 2048, whose operands fit in L2, 1.3 times).
 //
-// The kernel is persistent: `sms` CTAs take 128 x 128 output tiles in raster order, a wave of
-// `sms` tiles at a time. The raster walks the n-tiles in bands of `swizzle_n_blocks`: within a
-// band, n fastest, then m (DeepGEMM's and, by our Nsight Compute counts, cuBLASLt's Hopper
-// schedule; groups one after another). Every tile streams its A row panel (128 x k) and B column
-// panel (k x 128) through L2; the tiles of one wave stream together, so a panel the wave shares
-// is read once while its lines outlive the wave's spread of phases (below). L2 is an LRU cache of `l2_bytes` over whole panels and the wave's output tiles
+// The kernel is persistent: `sms` CTAs take output tiles (`tile`: cuBLASLt's 128 x 128 unless
+// given) in raster order, a wave of `sms` tiles at a time. The raster walks the n-tiles in bands
+// of `swizzle_n_blocks`: within a band, n fastest, then m (DeepGEMM's and, by our Nsight Compute
+// counts, cuBLASLt's Hopper schedule; groups one after another). Every tile streams its A row
+// panel (tile m x k) and B column panel (k x tile n) through L2; the tiles of one wave stream
+// together, so a panel the wave shares is read once while its lines outlive the wave's spread of
+// phases (below). L2 is an LRU cache of `l2_bytes` over whole panels and the wave's output tiles
 // (written back through it): a panel still cached when a later wave needs it costs nothing. C is
 // written once. Groups run one after another and share no panel: each reads what one does.
 // Split-K (small-m shapes) and partial edge output tiles are not modelled.
@@ -26,6 +27,7 @@
 
 #include <limits>
 
+#include "hw/gemm_model.h"
 #include "sim/op_graph.h"
 
 namespace cs::hw {
@@ -42,6 +44,6 @@ struct GemmTrafficParams {
 // HBM bytes read and written by `g` on `sms` SMs (>= 1); the compulsory bytes when `p` is absent.
 // Never below the compulsory bytes. Costs O(tiles of one group) time, and is not run past 2^20
 // tiles per group (compulsory bytes then); callers cache it.
-double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams& p);
+double gemm_dram_bytes(const sim::GemmShape& g, int sms, const GemmTrafficParams& p, GemmTile tile = {});
 
 }  // namespace cs::hw

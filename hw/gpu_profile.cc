@@ -125,6 +125,7 @@ std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* 
 
 GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
   GemmModel m = fp8;
+  m.tiling = GemmTiling::kCublasLt;  // the BF16 rates are cuBLASLt's
   m.sm_tflops = bf16.sm_tflops;
   m.chip_tflops = bf16.chip_tflops;
   return m;
@@ -132,8 +133,8 @@ GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
 
 GpuProfile parse_profile(const YamlNode& root) {
   const YamlMap m(root,
-                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_bf16", "gemm_fp8_tiles", "gemm_range", "comm", "comm_range",
-                   "kernels", "clocks", "memory", "power", "kernel_clock"});
+                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_tiles", "gemm_bf16", "gemm_fp8_tiles",
+                   "gemm_range", "comm", "comm_range", "kernels", "clocks", "memory", "power", "kernel_clock"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -152,6 +153,16 @@ GpuProfile parse_profile(const YamlNode& root) {
     YamlMap(YamlMap(gemm, keys).required("hbm_overlap_exponent"), {"value", "origin", "source"})
         .required("value")
         .fail("'gemm.hbm_overlap_exponent' must be at least 1 (1: the tiled and HBM times add; larger: nearer their max)");
+  }
+  if (const auto k = m.optional("gemm_tiles")) {
+    const YamlMap t(*k, {"kernel", "source"});
+    const YamlNode kernel = t.required("kernel");
+    const std::string name = kernel.as_string();
+    if (name == "deepgemm")
+      p.gemm.tiling = GemmTiling::kDeepGemm;
+    else if (name != "cublaslt")
+      kernel.fail("'gemm_tiles.kernel' must be cublaslt or deepgemm, found '" + name + "'");
+    p.gemm_tiles_source = t.required("source").as_string();
   }
   if (const auto k = m.optional("gemm_bf16")) {
     double v[GemmBf16Model::kParams];

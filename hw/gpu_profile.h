@@ -157,6 +157,7 @@ struct GpuProfile {
   std::string file;  // where it was read from (for messages)
   std::string note;  // how it was made, one paragraph
   GemmModel gemm;
+  std::string gemm_tiles_source;  // where gemm.tiling came from (gemm_tiles: section; empty: cuBLASLt's default)
   GemmBf16Model gemm_bf16;  // optional
   GemmFp8TilesModel gemm_fp8_tiles;  // optional
   CommModel comm;
@@ -172,7 +173,8 @@ struct GpuProfile {
 };
 
 GpuProfile parse_profile(const YamlNode& root);
-// `fp8` with BF16's own MMA rates in place of its FP8 ones (launch, tiles, HBM, split-K kept).
+// `fp8` with BF16's own MMA rates in place of its FP8 ones (launch, tile time, HBM, split-K kept)
+// and cuBLASLt's tiles, whose kernels the BF16 rates were measured on.
 GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16);
 // A bundled profile by name, hw/profiles/<name>.yaml, or nullptr when there is none. A GPU's own
 // profile is named for it ("h800"); variants add to the name ("h800-deepgemm").

@@ -121,6 +121,26 @@ TEST_CASE("a profile written as YAML reads back the same", "[calibrate][profile]
   CHECK(back.power_params.at("clock_stretch").source == h200.power_params.at("clock_stretch").source);
 }
 
+TEST_CASE("a profile's GEMM tiles are cuBLASLt's unless it names DeepGEMM's, and nothing else",
+          "[calibrate][profile]") {
+  const hw::GpuProfile& deepgemm = *hw::find_profile("h800-deepgemm");
+  CHECK(deepgemm.gemm.tiling == hw::GemmTiling::kDeepGemm);
+  CHECK_THAT(deepgemm.gemm_tiles_source, Catch::Contains("get_best_configs"));
+  CHECK(hw::find_profile("h800")->gemm.tiling == hw::GemmTiling::kCublasLt);
+  const std::string text = calibrate::profile_yaml(deepgemm);
+  CHECK(hw::parse_profile(hw::parse_yaml(text, "round-trip.yaml")).gemm.tiling == hw::GemmTiling::kDeepGemm);
+  std::string bad = text;
+  const auto at = bad.find("kernel: deepgemm") + 8;
+  bad.replace(at, 8, "cutlass");
+  try {
+    hw::parse_profile(hw::parse_yaml(bad, "bad.yaml"));
+    FAIL("accepted");
+  } catch (const hw::UserError& e) {
+    CHECK(e.line() == static_cast<int>(std::count(bad.begin(), bad.begin() + static_cast<long>(at), '\n')) + 1);
+    CHECK_THAT(e.message(), Catch::Contains("'gemm_tiles.kernel' must be cublaslt or deepgemm, found 'cutlass'"));
+  }
+}
+
 TEST_CASE("a profile's power section is refused where it cannot hold", "[calibrate][profile][power]") {
   const std::string good = calibrate::profile_yaml(*hw::find_profile("h200"));
   const auto refused = [&](std::string text, const char* why) {

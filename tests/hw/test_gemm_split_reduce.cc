@@ -36,10 +36,11 @@ TEST_CASE("a split-K GEMM's reduction moves its partials over every SM of the pa
 }
 
 TEST_CASE("a split-K GEMM holds its whole partition, a GEMM that does not split only its tiles' SMs", "[hw][gemm]") {
-  CHECK(hw::gemm_model_max_sms(sim::GemmShape{128, 4096, 7168, sim::DType::kFp8}, 112) == 112);
-  CHECK(hw::gemm_model_max_sms(sim::GemmShape{128, 4096, 7168, sim::DType::kFp8}, 56) == 32);
-  CHECK(hw::gemm_model_max_sms(sim::GemmShape{128, 4096, 2048, sim::DType::kFp8}, 112) == 32);  // short k: no split
-  CHECK(hw::gemm_model_max_sms(sim::GemmShape{4096, 7168, 2048, sim::DType::kFp8}, 112) == 112);
+  CHECK(hw::gemm_model_max_sms(hw::GemmModel{}, sim::GemmShape{128, 4096, 7168, sim::DType::kFp8}, 112) == 112);
+  CHECK(hw::gemm_model_max_sms(hw::GemmModel{}, sim::GemmShape{128, 4096, 7168, sim::DType::kFp8}, 56) == 32);
+  CHECK(hw::gemm_model_max_sms(hw::GemmModel{}, sim::GemmShape{128, 4096, 2048, sim::DType::kFp8}, 112) ==
+        32);  // short k: no split
+  CHECK(hw::gemm_model_max_sms(hw::GemmModel{}, sim::GemmShape{4096, 7168, 2048, sim::DType::kFp8}, 112) == 112);
 }
 
 TEST_CASE("without a reduction rate the reduction costs the fixed split_k_us, as profiles before it", "[hw][gemm]") {
