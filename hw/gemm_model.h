@@ -18,7 +18,7 @@
 //   per-SM rate   min(sm_tflops, chip_tflops / busy), busy = min(units, sms)
 //   tile time     tile_us + 2 (tile m) (tile n) k / rate: a tile of another shape pays the same
 //                 fixed time and MMA rate per FLOP as the 128 x 128 it was fitted on (cuBLASLt's
-//                 narrow tiles at small m, per-tensor scaled, come out so at 4.7% median:
+//                 narrow tiles at small m, per-tensor scaled, come out so at 4.4% median:
 //                 tests/calibrate/test_fp8_tile_data.cc)
 //   time          launch_us + (T^p + H^p)^(1/p) + R when split, with T = waves x tile
 //                 time, H = bytes / hbm_GBps and p = hbm_overlap_exponent: a tile's pipeline

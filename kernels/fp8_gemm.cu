@@ -378,7 +378,14 @@ int run(int argc, char** argv) {
         };
         if (!measure(chosen_gemm)) return cs::kernels::kExitCheckFailed;
         if (!opt.all_algos) continue;
-        for (const cublasLtMatmulAlgo_t& algo : chosen_gemm.candidate_algos(kHeuristicCandidates)) {
+        fg::LtSearchCounts counts;
+        const std::vector<cublasLtMatmulAlgo_t> algos = chosen_gemm.candidate_algos(kHeuristicCandidates, &counts);
+        std::fprintf(stderr,
+                     "  %zu configurations: %d from the heuristic; %d algorithm ids listing %d tiles, %d (id, tile) "
+                     "pairs tried, %d accepted\n",
+                     algos.size(), counts.heuristic, counts.algo_ids, counts.tiles_listed, counts.tiles_tried,
+                     counts.accepted);
+        for (const cublasLtMatmulAlgo_t& algo : algos) {
           const fg::LtGemm gemm(handle, ops, chosen->scaling, chosen->orientation, target, workspace.get(),
                                 kWorkspaceBytes, &algo);
           if (!measure(gemm)) return cs::kernels::kExitCheckFailed;

@@ -63,11 +63,19 @@ std::string lt_tile_name(int tile_id) {
 std::vector<cublasLtMatmulAlgo_t> lt_candidate_algos(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
                                                      cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                                                      cublasLtMatrixLayout_t d, std::size_t workspace_bytes,
-                                                     int heuristic_count) {
+                                                     int heuristic_count, LtSearchCounts* counts) {
+  LtSearchCounts seen;
+  struct Report {  // hands the counts over on every return
+    LtSearchCounts& seen;
+    LtSearchCounts* to;
+    ~Report() {
+      if (to != nullptr) *to = seen;
+    }
+  } report{seen, counts};
   std::vector<cublasLtMatmulAlgo_t> out;
-  std::set<Key> seen;
+  std::set<Key> keys;
   auto add = [&](const cublasLtMatmulAlgo_t& algo) {
-    if (seen.insert(key_of(algo)).second) out.push_back(algo);
+    if (keys.insert(key_of(algo)).second) out.push_back(algo);
   };
 
   cublasLtMatmulPreference_t pref = nullptr;
@@ -78,6 +86,7 @@ std::vector<cublasLtMatmulAlgo_t> lt_candidate_algos(cublasLtHandle_t handle, cu
     int returned = 0;
     if (heuristic_count > 0 && cublasLtMatmulAlgoGetHeuristic(handle, desc, a, b, d, d, pref, heuristic_count,
                                                               results.data(), &returned) == CUBLAS_STATUS_SUCCESS) {
+      seen.heuristic = returned;
       for (int i = 0; i < returned; ++i) {
         if (results[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
           add(results[static_cast<std::size_t>(i)].algo);
@@ -93,6 +102,7 @@ std::vector<cublasLtMatmulAlgo_t> lt_candidate_algos(cublasLtHandle_t handle, cu
                                &n_ids) != CUBLAS_STATUS_SUCCESS) {
     return out;
   }
+  seen.algo_ids = n_ids;
   for (int i = 0; i < n_ids; ++i) {
     cublasLtMatmulAlgo_t algo{};
     if (cublasLtMatmulAlgoInit(handle, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_8F_E4M3, CUDA_R_8F_E4M3, CUDA_R_16BF,
@@ -101,7 +111,10 @@ std::vector<cublasLtMatmulAlgo_t> lt_candidate_algos(cublasLtHandle_t handle, cu
     }
     std::vector<std::uint32_t> stages = cap_list(algo, CUBLASLT_ALGO_CAP_STAGES_IDS);
     stages.insert(stages.begin(), CUBLASLT_MATMUL_STAGES_UNDEFINED);  // the library's own choice first
-    for (std::uint32_t tile : cap_list(algo, CUBLASLT_ALGO_CAP_TILE_IDS)) {
+    const std::vector<std::uint32_t> tiles = cap_list(algo, CUBLASLT_ALGO_CAP_TILE_IDS);
+    seen.tiles_listed += static_cast<int>(tiles.size());
+    for (std::uint32_t tile : tiles) {
+      ++seen.tiles_tried;
       for (std::uint32_t stage : stages) {
         cublasLtMatmulAlgo_t cand = algo;
         cublasLtMatmulAlgoConfigSetAttribute(&cand, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile);
@@ -110,6 +123,7 @@ std::vector<cublasLtMatmulAlgo_t> lt_candidate_algos(cublasLtHandle_t handle, cu
         if (cublasLtMatmulAlgoCheck(handle, desc, a, b, d, d, &cand, &r) == CUBLAS_STATUS_SUCCESS &&
             r.state == CUBLAS_STATUS_SUCCESS && r.workspaceSize <= workspace_bytes) {
           add(cand);
+          ++seen.accepted;
           break;  // one stage count per tile: the first the library accepts
         }
       }

@@ -128,9 +128,10 @@ LtGemm::LtGemm(cublasLtHandle_t handle, const Operands& ops, Scaling scaling, Or
   read_algo_info();
 }
 
-std::vector<cublasLtMatmulAlgo_t> LtGemm::candidate_algos(int heuristic_count) const {
+std::vector<cublasLtMatmulAlgo_t> LtGemm::candidate_algos(int heuristic_count, LtSearchCounts* counts) const {
   if (!supported()) return {};
-  return lt_candidate_algos(handle_, descs_[0], a_layout_, b_layout_, d_layout_, workspace_bytes_, heuristic_count);
+  return lt_candidate_algos(handle_, descs_[0], a_layout_, b_layout_, d_layout_, workspace_bytes_, heuristic_count,
+                            counts);
 }
 
 void LtGemm::read_algo_info() {

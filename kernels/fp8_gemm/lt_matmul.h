@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "fp8_gemm/lt_algos.h"
 #include "fp8_gemm/operands.h"
 
 namespace cs::kernels::fp8_gemm {
@@ -59,7 +60,7 @@ class LtGemm {
   OutputLayout output_layout() const;
 
   // Every configuration that can run this GEMM (fp8_gemm/lt_algos.h); empty unless supported().
-  std::vector<cublasLtMatmulAlgo_t> candidate_algos(int heuristic_count) const;
+  std::vector<cublasLtMatmulAlgo_t> candidate_algos(int heuristic_count, LtSearchCounts* counts = nullptr) const;
 
   // Enqueues every group's GEMM on `stream`; returns the first status that is not success.
   cublasStatus_t enqueue(cudaStream_t stream) const;
