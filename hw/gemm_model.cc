@@ -1,6 +1,7 @@
 #include "hw/gemm_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 #include <cmath>
 #include <cstdint>
@@ -14,9 +15,9 @@ constexpr int64_t kSplitK = 2;
 constexpr int64_t kMinSplitKDepth = 4096;
 }  // namespace
 
-GemmTile deepgemm_tile(int64_t m, int64_t n, int groups, int sms, bool grouped_contiguous) {
+namespace {
+GemmTile choose_deepgemm_tile(int64_t m, int64_t n, int groups, int sms, bool grouped_contiguous) {
   const int64_t block_m = grouped_contiguous || m > 64 ? 128 : 64;
-  sms = std::max(1, sms);
   const auto blocks = [&](int64_t bn) { return ceil_div(m, block_m) * ceil_div(n, bn) * groups; };
   const auto waves = [&](int64_t bn) { return ceil_div(blocks(bn), sms); };
   const auto last_wave = [&](int64_t bn) { return blocks(bn) % sms == 0 ? sms : blocks(bn) % sms; };
@@ -24,6 +25,27 @@ GemmTile deepgemm_tile(int64_t m, int64_t n, int groups, int sms, bool grouped_c
   for (int64_t bn = 24; bn <= 128; bn += 8)
     if (waves(bn) < waves(best) || (waves(bn) == waves(best) && last_wave(bn) > last_wave(best))) best = bn;
   return {block_m, best};
+}
+}  // namespace
+
+GemmTile deepgemm_tile(int64_t m, int64_t n, int groups, int sms, bool grouped_contiguous) {
+  sms = std::max(1, sms);
+  // A step prices the same few shapes at every clock step (the search was 10% of a DeepSeek-V3
+  // run): the choices are remembered per thread, in a small table indexed by the shape.
+  struct Entry {
+    int64_t m = -1, n = -1;
+    int groups = 0, sms = 0;
+    bool contiguous = false;
+    GemmTile tile;
+  };
+  thread_local std::array<Entry, 64> remembered;
+  const uint64_t h = (static_cast<uint64_t>(m) * 0x9E3779B97F4A7C15ull) ^
+                     (static_cast<uint64_t>(n) * 0xC2B2AE3D27D4EB4Full) ^ (static_cast<uint64_t>(groups) << 20) ^
+                     static_cast<uint64_t>(sms) ^ (grouped_contiguous ? 1ull << 40 : 0);
+  Entry& e = remembered[(h ^ (h >> 29)) % remembered.size()];
+  if (e.m != m || e.n != n || e.groups != groups || e.sms != sms || e.contiguous != grouped_contiguous)
+    e = {m, n, groups, sms, grouped_contiguous, choose_deepgemm_tile(m, n, groups, sms, grouped_contiguous)};
+  return e.tile;
 }
 
 GemmTile gemm_model_tile(const GemmModel& p, const sim::GemmShape& g, int sms) {
