@@ -58,9 +58,10 @@ std::string CalibratedCost::describe() const {
   }
   return "calibrated profile " + profile_.gpu + " (" + profile_.file +
          (profile_.kernels.present()
-              ? "): GEMMs, attention, memory-bound and communication kernels fitted, other kernels by the datasheet roofline"
+              ? "): GEMMs, attention, memory-bound and communication kernels fitted, other kernels by the datasheet "
+                "roofline"
               : "): GEMMs and communication kernels fitted, other kernels by the datasheet roofline") +
-         clocks;
+         (profile_.gemm.tiling == GemmTiling::kDeepGemm ? "; FP8 GEMMs in DeepGEMM's tiles" : "") + clocks;
 }
 
 const GemmModel& CalibratedCost::gemm_model(sim::DType t) const {

@@ -127,6 +127,10 @@ TEST_CASE("a profile's GEMM tiles are cuBLASLt's unless it names DeepGEMM's, and
   CHECK(deepgemm.gemm.tiling == hw::GemmTiling::kDeepGemm);
   CHECK_THAT(deepgemm.gemm_tiles_source, Catch::Contains("get_best_configs"));
   CHECK(hw::find_profile("h800")->gemm.tiling == hw::GemmTiling::kCublasLt);
+  // A run says which tiles its FP8 GEMMs take.
+  const hw::GpuSpec& h800_gpu = *hw::find_gpu("h800");
+  CHECK_THAT(hw::CalibratedCost(h800_gpu, deepgemm, 0.0).describe(), Catch::Contains("FP8 GEMMs in DeepGEMM's tiles"));
+  CHECK_THAT(hw::CalibratedCost(h800_gpu, *hw::find_profile("h800"), 0.0).describe(), !Catch::Contains("DeepGEMM"));
   const std::string text = calibrate::profile_yaml(deepgemm);
   CHECK(hw::parse_profile(hw::parse_yaml(text, "round-trip.yaml")).gemm.tiling == hw::GemmTiling::kDeepGemm);
   std::string bad = text;
