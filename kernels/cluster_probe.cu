@@ -26,6 +26,7 @@
 
 #include "common/args.h"
 #include "common/check.h"
+#include "common/cluster_launch.h"
 #include "common/json_writer.h"
 #include "common/provenance.h"
 #include "fp8_gemm/sm_partition.h"
@@ -131,17 +132,8 @@ bool measure(fg::SmPartitions& parts, fg::Partition& p, const Options& opt, int 
   m.clusters_launched = clusters;
 
   cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(cs);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(ctas));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = static_cast<std::size_t>(opt.smem_bytes);
-  cfg.stream = p.stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
+  const cudaLaunchConfig_t cfg =
+      cs::kernels::cluster_launch_config(ctas, cs, kThreads, static_cast<std::size_t>(opt.smem_bytes), p.stream, attr);
 
   int occ = 0;
   const cudaError_t qe = cudaOccupancyMaxActiveClusters(&occ, spin_kernel, &cfg);

@@ -18,22 +18,11 @@ constexpr TileEntry kTiles[] = {
 #include "lt_tiles.inc"
 };
 
-using Key = std::tuple<int, unsigned, unsigned, int, unsigned>;
-
-template <typename T>
-T config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
-  T v{};
-  std::size_t written = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &v, sizeof v, &written);
-  return v;
-}
+using Key = std::tuple<int, int, int, int, int>;
 
 Key key_of(const cublasLtMatmulAlgo_t& algo) {
-  return {config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_ID),
-          config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_TILE_ID),
-          config<std::uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
-          config<std::int32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
-          config<std::uint16_t>(algo, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID)};
+  const LtAlgoConfig c = lt_algo_config(algo);
+  return {c.algo_id, c.tile_id, c.stages_id, c.split_k, c.cluster_shape_id};
 }
 
 std::vector<std::uint32_t> cap_list(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoCapAttributes_t attr) {
@@ -46,6 +35,21 @@ std::vector<std::uint32_t> cap_list(const cublasLtMatmulAlgo_t& algo, cublasLtMa
 }
 
 }  // namespace
+
+LtAlgoConfig lt_algo_config(const cublasLtMatmulAlgo_t& algo) {
+  LtAlgoConfig out;
+  const auto read = [&](cublasLtMatmulAlgoConfigAttributes_t attr, auto value, int& to) {
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof value, &written) == CUBLAS_STATUS_SUCCESS)
+      to = static_cast<int>(value);
+  };
+  read(CUBLASLT_ALGO_CONFIG_ID, std::int32_t{}, out.algo_id);
+  read(CUBLASLT_ALGO_CONFIG_TILE_ID, std::uint32_t{}, out.tile_id);
+  read(CUBLASLT_ALGO_CONFIG_STAGES_ID, std::uint32_t{}, out.stages_id);
+  read(CUBLASLT_ALGO_CONFIG_SPLITK_NUM, std::int32_t{}, out.split_k);
+  read(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, std::uint16_t{}, out.cluster_shape_id);
+  return out;
+}
 
 LtTile lt_tile(int tile_id) {
   for (const TileEntry& t : kTiles) {
@@ -64,14 +68,9 @@ std::vector<cublasLtMatmulAlgo_t> lt_candidate_algos(cublasLtHandle_t handle, cu
                                                      cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
                                                      cublasLtMatrixLayout_t d, std::size_t workspace_bytes,
                                                      int heuristic_count, LtSearchCounts* counts) {
-  LtSearchCounts seen;
-  struct Report {  // hands the counts over on every return
-    LtSearchCounts& seen;
-    LtSearchCounts* to;
-    ~Report() {
-      if (to != nullptr) *to = seen;
-    }
-  } report{seen, counts};
+  LtSearchCounts unused;
+  LtSearchCounts& seen = counts != nullptr ? *counts : unused;
+  seen = {};
   std::vector<cublasLtMatmulAlgo_t> out;
   std::set<Key> keys;
   auto add = [&](const cublasLtMatmulAlgo_t& algo) {

@@ -23,6 +23,17 @@ struct LtTile {
 LtTile lt_tile(int tile_id);
 std::string lt_tile_name(int tile_id);  // "64x16", or "id 634" when unknown
 
+// An algorithm's configuration as cublasLtMatmulAlgoConfigGetAttribute reads it; -1 (split_k: 1)
+// where it cannot be read.
+struct LtAlgoConfig {
+  int algo_id = -1;
+  int tile_id = -1;    // cublasLtMatmulTile_t
+  int stages_id = -1;  // cublasLtMatmulStages_t
+  int split_k = 1;
+  int cluster_shape_id = -1;  // cublasLtClusterShape_t
+};
+LtAlgoConfig lt_algo_config(const cublasLtMatmulAlgo_t& algo);
+
 // The matmul that `desc` and the layouts describe (FP8 E4M3 A and B, BF16 C and D, FP32 compute).
 // heuristic_count: how many of the heuristic's ranked results to take first. Duplicates (same id,
 // tile, stages, split-K and cluster shape) are dropped; order: heuristic rank, then id and tile.

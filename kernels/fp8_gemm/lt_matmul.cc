@@ -134,28 +134,7 @@ std::vector<cublasLtMatmulAlgo_t> LtGemm::candidate_algos(int heuristic_count, L
                             counts);
 }
 
-void LtGemm::read_algo_info() {
-  std::int32_t id = 0;
-  std::uint32_t tile = 0, stages = 0;
-  std::int32_t split_k = 1;
-  std::uint16_t cluster = 0;
-  std::size_t written = 0;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &written) ==
-      CUBLAS_STATUS_SUCCESS)
-    info_.algo_id = id;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile, &written) ==
-      CUBLAS_STATUS_SUCCESS)
-    info_.tile_id = static_cast<int>(tile);
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_STAGES_ID, &stages, sizeof stages,
-                                           &written) == CUBLAS_STATUS_SUCCESS)
-    info_.stages_id = static_cast<int>(stages);
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split_k, sizeof split_k,
-                                           &written) == CUBLAS_STATUS_SUCCESS)
-    info_.split_k = split_k;
-  if (cublasLtMatmulAlgoConfigGetAttribute(&algo_, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, &cluster, sizeof cluster,
-                                           &written) == CUBLAS_STATUS_SUCCESS)
-    info_.cluster_shape_id = static_cast<int>(cluster);
-}
+void LtGemm::read_algo_info() { static_cast<LtAlgoConfig&>(info_) = lt_algo_config(algo_); }
 
 LtGemm::~LtGemm() {
   for (cublasLtMatmulDesc_t d : descs_) cublasLtMatmulDescDestroy(d);

@@ -28,15 +28,10 @@ const char* scaling_label(Scaling s);  // console: "blk128" or "tensor"
 enum class Orientation { kWeightsAsA, kActivationsAsA };
 const char* orientation_name(Orientation o);
 
-// What cuBLASLt's heuristic chose (cublasLtMatmulAlgoConfigGetAttribute); -1 where not read.
-struct AlgoInfo {
-  int algo_id = -1;
-  int tile_id = -1;           // cublasLtMatmulTile_t
-  int stages_id = -1;         // cublasLtMatmulStages_t
-  int split_k = 1;
-  int cluster_shape_id = -1;  // cublasLtClusterShape_t
-  float waves = 0;            // the heuristic's waves count (1.0: one full wave on its SM count)
-  bool forced = false;        // a configuration given to LtGemm, not the heuristic's first
+// The configuration that runs (the heuristic's choice, or one given); -1 where not read.
+struct AlgoInfo : LtAlgoConfig {
+  float waves = 0;      // the heuristic's waves count (1.0: one full wave on its SM count)
+  bool forced = false;  // a configuration given to LtGemm, not the heuristic's first
 };
 
 class LtGemm {

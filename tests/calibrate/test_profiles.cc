@@ -121,6 +121,19 @@ TEST_CASE("a profile written as YAML reads back the same", "[calibrate][profile]
   CHECK(back.power_params.at("clock_stretch").source == h200.power_params.at("clock_stretch").source);
 }
 
+namespace {
+// `text` as a profile is refused on the line holding its character `at`, saying `why`.
+void refused_on_line_of(const std::string& text, std::size_t at, const char* why) {
+  try {
+    hw::parse_profile(hw::parse_yaml(text, "bad.yaml"));
+    FAIL("accepted");
+  } catch (const hw::UserError& e) {
+    CHECK(e.line() == static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1);
+    CHECK_THAT(e.message(), Catch::Contains(why));
+  }
+}
+}  // namespace
+
 TEST_CASE("a profile's GEMM tiles are cuBLASLt's unless it names DeepGEMM's, and nothing else",
           "[calibrate][profile]") {
   const hw::GpuProfile& deepgemm = *hw::find_profile("h800-deepgemm");
@@ -136,13 +149,7 @@ TEST_CASE("a profile's GEMM tiles are cuBLASLt's unless it names DeepGEMM's, and
   std::string bad = text;
   const auto at = bad.find("kernel: deepgemm") + 8;
   bad.replace(at, 8, "cutlass");
-  try {
-    hw::parse_profile(hw::parse_yaml(bad, "bad.yaml"));
-    FAIL("accepted");
-  } catch (const hw::UserError& e) {
-    CHECK(e.line() == static_cast<int>(std::count(bad.begin(), bad.begin() + static_cast<long>(at), '\n')) + 1);
-    CHECK_THAT(e.message(), Catch::Contains("'gemm_tiles.kernel' must be cublaslt or deepgemm, found 'cutlass'"));
-  }
+  refused_on_line_of(bad, at, "'gemm_tiles.kernel' must be cublaslt or deepgemm, found 'cutlass'");
 }
 
 TEST_CASE("a profile's power section is refused where it cannot hold", "[calibrate][profile][power]") {
@@ -179,13 +186,7 @@ TEST_CASE("a GEMM overlap exponent below 1 is refused at its value, and without 
   std::string low = good;
   const auto at = low.find("{value: ", low.find("  hbm_overlap_exponent:")) + 8;
   low.replace(at, low.find(',', at) - at, "0.5");
-  try {
-    hw::parse_profile(hw::parse_yaml(low, "bad.yaml"));
-    FAIL("accepted");
-  } catch (const hw::UserError& e) {
-    CHECK(e.line() == static_cast<int>(std::count(low.begin(), low.begin() + static_cast<long>(at), '\n')) + 1);
-    CHECK_THAT(e.message(), Catch::Contains("'gemm.hbm_overlap_exponent' must be at least 1"));
-  }
+  refused_on_line_of(low, at, "'gemm.hbm_overlap_exponent' must be at least 1");
   // A profile written before the exponent: the tiled and HBM times' max, as then.
   std::string old = good;
   const auto line = old.find("  hbm_overlap_exponent:");
