@@ -468,6 +468,7 @@ std::string profile_yaml(const hw::GpuProfile& p) {
   ranges("gemm_range", p.gemm_range);
   section("comm", p.comm_params, &hw::CommModel::param_name, hw::CommModel::kParams);
   ranges("comm_range", p.comm_range);
+  if (p.deepep.present()) section("deepep", p.deepep_params, &hw::DeepEpModel::param_name, hw::DeepEpModel::kParams);
   if (p.kernels.present()) section("kernels", p.kernel_params, &hw::KernelModel::param_name, hw::KernelModel::kParams);
   if (p.clocks.present()) section("clocks", p.clock_params, &hw::ClockModel::param_name, hw::ClockModel::kParams);
   if (p.memory.present()) section("memory", p.memory_params, &hw::MemoryModel::param_name, hw::MemoryModel::kParams);

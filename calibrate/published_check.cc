@@ -26,6 +26,9 @@ constexpr DeepGemmRow kDense[] = {
     {1, 4096, 7168, 16384, 1358}, {1, 4096, 4096, 7168, 1304}, {1, 4096, 7168, 2048, 1025}};
 constexpr DeepGemmRow kGrouped[] = {
     {4, 8192, 4096, 7168, 1297}, {4, 8192, 7168, 2048, 1099}, {8, 4096, 4096, 7168, 1288}, {8, 4096, 7168, 2048, 1093}};
+// ../shared/REFERENCE.md, "DeepEP on H800": the internode rows before the April 2025 update.
+constexpr DeepEpInternodeRow kInternode[] = {{16, true, 43},  {16, false, 43}, {32, true, 44},
+                                             {32, false, 47}, {64, true, 46},  {64, false, 45}};
 
 }  // namespace
 
@@ -84,52 +87,53 @@ std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, cons
   return out;
 }
 
-std::vector<PublishedCheck> check_deepep_internode(const hw::GpuProfile& p) {
+std::span<const DeepEpInternodeRow> deepep_internode_rows() { return kInternode; }
+
+PublishedCheck deepep_internode_check(const hw::GpuProfile& p, const DeepEpInternodeRow& r) {
   constexpr double kTokens = 4096, kHidden = 7168, kFp8Bytes = kHidden + kHidden / 128 * 4, kBf16Bytes = kHidden * 2;
-  struct Row {
-    int ep;
-    double dispatch, combine;  // GB/s, before the April 2025 update (REFERENCE.md)
-  };
-  constexpr Row kRows[] = {{16, 43, 43}, {32, 44, 47}, {64, 46, 45}};
-  std::vector<PublishedCheck> out;
-  for (const Row& r : kRows) {
-    // One EP group of the DeepSeek-V3 cluster, the profile in place of the bundled one.
-    models::Scenario sc = models::load_scenario_text(fmt::format(R"(schema_version: 1
+  // One EP group of the DeepSeek-V3 cluster, the profile in place of the bundled one.
+  models::Scenario sc = models::load_scenario_text(fmt::format(R"(schema_version: 1
 name: deepep-internode-ep{0}
 cluster: {{preset: h800-2048, nodes: {1}, sm_partitions: {{compute: 112, comm: 20}}}}
 cost_model: {{kind: calibrated}}
 workload: {{kind: ops, streams: [{{name: idle, gpus: [0], partition: comm, ops: [{{compute: {{gflop: 0, hbm_MiB: 1}}}}]}}]}}
-)", r.ep, r.ep / 8), "deepep-internode.yaml");
-    sc.cost.profile = std::make_shared<const hw::GpuProfile>(p);
-    sc.cluster.figures.nvlink_bw_GBps = p.comm.nvlink_GBps;  // as the loader takes them from a profile
-    if (p.memory.present()) sc.cluster.figures.hbm_bw_GBps = p.memory.hbm_GBps;
-    // DeepEP's tests/test_internode.py routes over groups that are the nodes, top min(nodes, 4) of
-    // them, top-8 of 256 experts: EP16 and EP32 are not node-limited, EP64 reaches at most 4 nodes.
-    const int nodes = r.ep / 8;
-    const models::MoeRoutingSetup setup{256, 8, nodes, std::min(nodes, 4), r.ep, 8, {}};
-    const double nodes_per_token = models::routing_stats(setup).nodes_per_token;
-    for (const auto& [what, bytes, published] :
-         {std::tuple{"dispatch (FP8)", kFp8Bytes, r.dispatch}, std::tuple{"combine (BF16)", kBf16Bytes, r.combine}}) {
-      const std::vector<sim::Transfer> transfers = what[0] == 'd' ? models::dispatch_transfers(setup, kTokens, bytes)
-                                                                  : models::combine_transfers(setup, kTokens, bytes);
-      models::OpWorkload w;
-      w.stream_names = {"comm"};
-      w.stream_partitions = {"comm"};
-      w.engine_streams.resize(1);
-      std::vector<sim::StreamId> streams;
-      for (int g = 0; g < r.ep; ++g) {
-        streams.push_back(w.graph.add_stream(g, 1, "comm"));
-        w.engine_streams[0].push_back(streams.back().v);
-      }
-      w.graph.add_all_to_all_v(streams, transfers, what);
-      w.op_pos.assign(w.graph.ops().size(), {});
-      const double s = models::run_scenario(sc, w).makespan.to_seconds();
-      // DeepEP's "RDMA bandwidth" is logical: its test counts a token once per node it reaches,
-      // its own node included (num_rdma_token_sent), over the kernel's time.
-      out.push_back({"DeepEP internode", fmt::format("EP{} {}", r.ep, what), "GB/s", published,
-                     kTokens * nodes_per_token * bytes / s * 1e-9});
-    }
+)",
+                                                               r.ep, r.ep / 8),
+                                                   "deepep-internode.yaml");
+  sc.cost.profile = std::make_shared<const hw::GpuProfile>(p);
+  sc.cost.fit_clocks = true;  // DeepEP's test runs its kernels alone: no GEMM draws the clock down
+  sc.cluster.figures.nvlink_bw_GBps = p.comm.nvlink_GBps;  // as the loader takes them from a profile
+  if (p.memory.present()) sc.cluster.figures.hbm_bw_GBps = p.memory.hbm_GBps;
+  // DeepEP's tests/test_internode.py routes over groups that are the nodes, top min(nodes, 4) of
+  // them, top-8 of 256 experts: EP16 and EP32 are not node-limited, EP64 reaches at most 4 nodes.
+  const int nodes = r.ep / 8;
+  const models::MoeRoutingSetup setup{256, 8, nodes, std::min(nodes, 4), r.ep, 8, {}};
+  const models::RoutingStats stats = models::routing_stats(setup);
+  const double bytes = r.dispatch ? kFp8Bytes : kBf16Bytes;
+  const std::vector<sim::Transfer> transfers = r.dispatch ? models::dispatch_transfers(setup, stats, kTokens, bytes)
+                                                          : models::combine_transfers(setup, stats, kTokens, bytes);
+  models::OpWorkload w;
+  w.stream_names = {"comm"};
+  w.stream_partitions = {"comm"};
+  w.engine_streams.resize(1);
+  std::vector<sim::StreamId> streams;
+  for (int g = 0; g < r.ep; ++g) {
+    streams.push_back(w.graph.add_stream(g, 1, "comm"));
+    w.engine_streams[0].push_back(streams.back().v);
   }
+  const char* what = r.dispatch ? "dispatch (FP8)" : "combine (BF16)";
+  w.graph.add_all_to_all_v(streams, transfers, what, models::internode_paced_bytes(setup, stats, kTokens, bytes));
+  w.op_pos.assign(w.graph.ops().size(), {});
+  const double s = models::run_scenario(sc, w).makespan.to_seconds();
+  // DeepEP's "RDMA bandwidth" is logical: its test counts a token once per node it reaches, its
+  // own node included (num_rdma_token_sent), over the kernel's time.
+  return {"DeepEP internode", fmt::format("EP{} {}", r.ep, what), "GB/s", r.GBps,
+          kTokens * stats.nodes_per_token * bytes / s * 1e-9};
+}
+
+std::vector<PublishedCheck> check_deepep_internode(const hw::GpuProfile& p) {
+  std::vector<PublishedCheck> out;
+  for (const DeepEpInternodeRow& r : kInternode) out.push_back(deepep_internode_check(p, r));
   return out;
 }
 

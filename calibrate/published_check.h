@@ -52,4 +52,14 @@ std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, cons
 // token's bytes once per node it reaches, its own node included, over the kernel's time.
 std::vector<PublishedCheck> check_deepep_internode(const hw::GpuProfile& p);
 
+// A row of DeepEP's internode table: the EP size and one kernel's published logical bandwidth.
+struct DeepEpInternodeRow {
+  int ep;         // 16, 32 or 64: 2, 4 or 8 nodes
+  bool dispatch;  // FP8 dispatch, else BF16 combine
+  double GBps;    // published, before the April 2025 update (REFERENCE.md)
+};
+std::span<const DeepEpInternodeRow> deepep_internode_rows();
+// One row predicted with the profile, as check_deepep_internode predicts it.
+PublishedCheck deepep_internode_check(const hw::GpuProfile& p, const DeepEpInternodeRow& r);
+
 }  // namespace cs::calibrate

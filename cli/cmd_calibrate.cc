@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "calibrate/deepep_fit.h"
 #include "calibrate/deepgemm_fit.h"
 #include "calibrate/fit_stats.h"
 #include "calibrate/profile_build.h"
@@ -254,6 +255,25 @@ int cmd_calibrate_deepgemm(const CalibrateArgs& a) {
         std::pair{"held out (dense, own tiles)", &fit.other_tiles}}) {
     print_stats(what, calibrate::published_stats(*rows));
   }
+  check_stdout();
+  return 0;
+}
+
+int cmd_calibrate_deepep(const CalibrateArgs& a) {
+  calibrate::DeepEpFit fit = calibrate::fit_deepep(hw::load_profile(a.profile));
+  fit.profile.file = a.out;
+  write_text(a.out, calibrate::profile_yaml(fit.profile));
+  std::printf("profile %s: the internode all-to-all of %s paced as DeepEP's published H800 table\n", a.out.c_str(),
+              a.profile.c_str());
+  std::printf("  deepep.internode_channel_GBps %.4g (%.4g GB/s on DeepEP's 20 SMs)\n",
+              fit.profile.deepep.internode_channel_GBps, fit.profile.deepep.internode_GBps(20));
+  std::printf("%-12s %-28s %10s %10s %8s\n", "rows", "case", "published", "predicted", "error");
+  for (const auto& [what, rows] : {std::pair{"fitted", &fit.fitted}, std::pair{"held out", &fit.held_out}})
+    for (const calibrate::PublishedCheck& c : *rows)
+      std::printf("%-12s %-28s %10.1f %10.1f %+7.1f%%  %s\n", what, c.name.c_str(), c.published, c.predicted,
+                  c.error() * 100, c.unit.c_str());
+  print_stats("fitted (EP16)", calibrate::published_stats(fit.fitted));
+  print_stats("held out (EP32, EP64)", calibrate::published_stats(fit.held_out));
   check_stdout();
   return 0;
 }

@@ -76,6 +76,7 @@ int cmd_calibrate_validate(const CalibrateArgs& args);
 int cmd_calibrate_carry(const CalibrateArgs& args);
 int cmd_calibrate_published(const CalibrateArgs& args);
 int cmd_calibrate_deepgemm(const CalibrateArgs& args);
+int cmd_calibrate_deepep(const CalibrateArgs& args);
 struct CompareArgs {
   std::string scenario;
   std::string measured;  // a Kineto trace or cs_overlap JSON

@@ -201,6 +201,10 @@ int main(int argc, char** argv) {
       "deepgemm", "Refit an H800 profile's FP8 GEMM tile time and MMA rates to DeepGEMM's published table");
   cal_dg_cmd->add_option("PROFILE", cal.profile, "A bundled profile (h800) or an H800 profile file")->required();
   cal_dg_cmd->add_option("-o,--out", cal.out, "The profile YAML written (atomically)")->required();
+  CLI::App* cal_dep_cmd = cal_cmd->add_subcommand(
+      "deepep", "Pace an H800 profile's internode all-to-all as DeepEP's published table shows its kernels");
+  cal_dep_cmd->add_option("PROFILE", cal.profile, "A bundled profile (h800) or an H800 profile file")->required();
+  cal_dep_cmd->add_option("-o,--out", cal.out, "The profile YAML written (atomically)")->required();
   cal_cmd->footer(
       "Examples:\n"
       "  clustersim calibrate fit calibrate/data/h200/fp8_gemm.json calibrate/data/h200/all_to_all.json -o h200.yaml\n"
@@ -208,6 +212,7 @@ int main(int argc, char** argv) {
       "calibrate/data/h200/all_to_all.json\n"
       "  clustersim calibrate carry h200.yaml --to h800 -o h800.yaml\n"
       "  clustersim calibrate published h800.yaml\n"
+      "  clustersim calibrate deepep h800 -o h800.yaml\n"
       "  clustersim calibrate deepgemm h800 -o hw/profiles/h800-deepgemm.yaml");
   CompareArgs cmp;
   CLI::App* compare_cmd =
@@ -239,6 +244,7 @@ int main(int argc, char** argv) {
     if (*cal_carry_cmd) return cmd_calibrate_carry(cal);
     if (*cal_pub_cmd) return cmd_calibrate_published(cal);
     if (*cal_dg_cmd) return cmd_calibrate_deepgemm(cal);
+    if (*cal_dep_cmd) return cmd_calibrate_deepep(cal);
     if (*hw_list_cmd) return cmd_hw_list();
     if (*hw_show_cmd) return cmd_hw_show(hw_name);
     if (*model_list_cmd) return cmd_model_list();

@@ -61,7 +61,8 @@ std::string CalibratedCost::describe() const {
               ? "): GEMMs, attention, memory-bound and communication kernels fitted, other kernels by the datasheet "
                 "roofline"
               : "): GEMMs and communication kernels fitted, other kernels by the datasheet roofline") +
-         (profile_.gemm.tiling == GemmTiling::kDeepGemm ? "; FP8 GEMMs in DeepGEMM's tiles" : "") + clocks;
+         (profile_.gemm.tiling == GemmTiling::kDeepGemm ? "; FP8 GEMMs in DeepGEMM's tiles" : "") +
+         (profile_.deepep.present() ? "; internode all-to-alls at DeepEP's pace" : "") + clocks;
 }
 
 const GemmModel& CalibratedCost::gemm_model(sim::DType t) const {
@@ -231,6 +232,14 @@ sim::Time CalibratedCost::compute_launch_gap(int, const sim::GenericCompute& c) 
 sim::Bandwidth CalibratedCost::comm_copy_rate(int, int sms, int gemm_sms) const {
   const double beside = 1 + profile_.memory.copy_slowdown_beside_gemms * std::clamp(gemm_sms, 0, gpu_.sms) / gpu_.sms;
   return sim::Bandwidth::gbytes_per_s(profile_.comm.sm_copy_GBps * sms / (comm_slowdown_ * beside));
+}
+
+sim::Bandwidth CalibratedCost::comm_kernel_pace(int gpu, int sms) const {
+  if (!profile_.deepep.present()) return sim::CostModel::comm_kernel_pace(gpu, sms);
+  // A channel's pace is its SMs' work per token (copies into the send buffers, the slot and flow
+  // bookkeeping), not a wire's: it follows the SM clock as the copies do. It keeps its pace beside
+  // GEMMs: copy_slowdown_beside_gemms was measured on our bulk copies, not on DeepEP's channels.
+  return sim::Bandwidth::gbytes_per_s(profile_.deepep.internode_GBps(sms) / comm_slowdown_);
 }
 
 sim::Time CalibratedCost::comm_launch(int) const {

@@ -39,6 +39,8 @@ class CalibratedCost : public sim::CostModel {
   sim::ComputeCost compute_cost(int gpu, const sim::GenericCompute& c) const override;
   sim::Time compute_time(int gpu, const sim::GenericCompute& c, int sms) const override;
   sim::Bandwidth comm_copy_rate(int gpu, int sms, int gemm_sms) const override;
+  // DeepEP's internode pace (DeepEpModel), at the clock the copies run at; none without the section.
+  sim::Bandwidth comm_kernel_pace(int gpu, int sms) const override;
   // No cap of its own: the route (the profile's NVLink figure) and the HBMs limit a copy-engine send.
   sim::Bandwidth copy_engine_rate(int gpu) const override;
   sim::Time comm_launch(int gpu) const override;

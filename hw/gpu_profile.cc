@@ -26,6 +26,11 @@ const char* CommModel::param_name(int i) {
   return kNames[i];
 }
 
+const char* DeepEpModel::param_name(int i) {
+  static constexpr const char* kNames[kParams] = {"internode_channel_GBps"};
+  return kNames[i];
+}
+
 const char* KernelModel::param_name(int i) {
   static const std::array<std::string, kParams> kNames = [] {
     std::array<std::string, kParams> n{"attn_fwd_us", "attn_fwd_tflops", "attn_bwd_us", "attn_bwd_tflops",
@@ -132,9 +137,9 @@ GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
 }
 
 GpuProfile parse_profile(const YamlNode& root) {
-  const YamlMap m(root,
-                  {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_tiles", "gemm_bf16", "gemm_fp8_tiles",
-                   "gemm_range", "comm", "comm_range", "kernels", "clocks", "memory", "power", "kernel_clock"});
+  const YamlMap m(
+      root, {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_tiles", "gemm_bf16", "gemm_fp8_tiles",
+             "gemm_range", "comm", "comm_range", "deepep", "kernels", "clocks", "memory", "power", "kernel_clock"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -182,6 +187,11 @@ GpuProfile parse_profile(const YamlNode& root) {
   double c[CommModel::kParams];
   p.comm_params = parse_params<CommModel::kParams>(m.required("comm"), &CommModel::param_name, c);
   p.comm = CommModel{c[0], c[1], c[2]};
+  if (const auto k = m.optional("deepep")) {
+    double v[DeepEpModel::kParams];
+    p.deepep_params = parse_params<DeepEpModel::kParams>(*k, &DeepEpModel::param_name, v);
+    p.deepep = DeepEpModel{v[0]};  // parse_param refuses values not above 0
+  }
   if (const auto k = m.optional("kernels")) {
     double v[KernelModel::kParams] = {};
     p.kernel_params = parse_params<KernelModel::kParams>(*k, &KernelModel::param_name, v, KernelModel::kRequiredParams);

@@ -4,6 +4,7 @@
 // and the range of the measurements it was fitted on, so a use beyond them can be flagged.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <string>
@@ -54,6 +55,20 @@ struct CommModel {
   double nvlink_GBps = 0;
   static constexpr int kParams = 3;
   static const char* param_name(int i);
+};
+
+// DeepEP's internode kernels, which run an EP group spanning nodes (optional section). A token
+// crosses InfiniBand once per node it reaches and is forwarded over NVLink there; each kernel runs
+// one channel per two of its SMs (DeepEP: num_sms / 2), and each channel works through
+// internode_channel_GBps of those node-token bytes (a token once per node it reaches, its own node
+// included) whatever the wire would carry. Absent: the links alone bound the internode all-to-all.
+struct DeepEpModel {
+  double internode_channel_GBps = 0;
+  static constexpr int kParams = 1;
+  static const char* param_name(int i);
+  bool present() const { return internode_channel_GBps > 0; }
+  // The node-token bytes per second of a kernel on `sms` SMs, at the clock the rate was measured at.
+  double internode_GBps(int sms) const { return internode_channel_GBps * std::max(1, sms / 2); }
 };
 
 // The other kernels of the compute partition. Causal attention (FlashAttention-style, BF16) takes
@@ -161,13 +176,14 @@ struct GpuProfile {
   GemmBf16Model gemm_bf16;  // optional
   GemmFp8TilesModel gemm_fp8_tiles;  // optional
   CommModel comm;
+  DeepEpModel deepep;   // optional
   KernelModel kernels;  // optional: absent, those kernels run on the datasheet roofline
   ClockModel clocks;    // optional
   MemoryModel memory;   // optional
   PowerModel power;     // optional (hw/power_model.h); needs the clocks section
   KernelClockModel kernel_clock;  // optional; needs the power section
-  std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, gemm_fp8_tiles_params, comm_params, kernel_params, clock_params,
-      memory_params, power_params, kernel_clock_params;  // by parameter name
+  std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, gemm_fp8_tiles_params, comm_params, deepep_params,
+      kernel_params, clock_params, memory_params, power_params, kernel_clock_params;  // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance
 };

@@ -110,7 +110,8 @@ void use_profile(CostModelConfig& cost, ClusterConfig& cluster, hw::GpuProfile p
 std::unique_ptr<sim::CostModel> make_cost_model(const CostModelConfig& cost, const hw::GpuSpec& gpu) {
   // A training step runs each GPU at the clock its power limit leaves, where the profile says how.
   if (cost.kind == "calibrated")
-    return std::make_unique<hw::CalibratedCost>(gpu, *cost.profile, hw::training_clock_load(*cost.profile));
+    return std::make_unique<hw::CalibratedCost>(
+        gpu, *cost.profile, cost.fit_clocks ? hw::ClockLoad::kFit : hw::training_clock_load(*cost.profile));
   hw::RooflineParams params;
   params.comm_bw_per_sm_GBps = cost.comm_bw_per_sm_GBps;
   return std::make_unique<hw::RooflineCost>(gpu, params);

@@ -216,6 +216,14 @@ std::vector<sim::Transfer> combine_transfers(const MoeRoutingSetup& s, double to
   return combine_transfers(s, routing_stats(s), tokens_per_gpu, bytes_per_token);
 }
 
+double internode_paced_bytes(const MoeRoutingSetup& s, const RoutingStats& st, double tokens_per_gpu,
+                             double bytes_per_token) {
+  require_volume(tokens_per_gpu, bytes_per_token);
+  require_stats(s, st);
+  if (ep_nodes(s) <= 1) return 0;
+  return tokens_per_gpu * st.nodes_per_token * bytes_per_token;
+}
+
 A2aTrafficSummary summarize_a2a(const MoeRoutingSetup& s, const std::vector<sim::Transfer>& transfers) {
   validate(s);
   std::vector<double> ib_sent(s.ep, 0.0), ib_recv(s.ep, 0.0), nvl_sent(s.ep, 0.0), nvl_recv(s.ep, 0.0);

@@ -75,6 +75,13 @@ std::vector<sim::Transfer> combine_transfers(const MoeRoutingSetup& setup, doubl
 std::vector<sim::Transfer> combine_transfers(const MoeRoutingSetup& setup, const RoutingStats& stats,
                                              double tokens_per_gpu, double bytes_per_token);
 
+// The bytes each EP rank's DeepEP internode kernel works through in one dispatch (or combine) of
+// `tokens_per_gpu` tokens: each token once per node it reaches, its own node included
+// (sim::Collective::paced_bytes). 0 when the EP group is one node: DeepEP's intranode kernel then
+// runs, which its links bound.
+double internode_paced_bytes(const MoeRoutingSetup& setup, const RoutingStats& stats, double tokens_per_gpu,
+                             double bytes_per_token);
+
 struct PerGpuBytes {
   double max_bytes = 0;   // over the EP ranks
   double mean_bytes = 0;

@@ -68,6 +68,10 @@ struct CostModelConfig {
   std::string kind = "roofline";
   double comm_bw_per_sm_GBps = 0;                // roofline only
   std::shared_ptr<const hw::GpuProfile> profile;  // calibrated only
+  // Calibrated only: kernels at the clocks their fits ran at, not a training step's (its power
+  // limit, or the sustained clock): a case that reproduces a benchmark run alone, as a published
+  // table's. Set by code, not by scenario files.
+  bool fit_clocks = false;
 };
 
 enum class OpType : uint8_t { kGemm, kCompute, kCollective, kSend };

@@ -142,6 +142,8 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     last_comm_[c.slot][i] = id;
     comm_consumed_[c.slot][i] = false;
   };
+  // An EP group over several nodes runs DeepEP's internode kernels, at their own pace.
+  const double paced = moe ? internode_paced_bytes(*setup_, stats_, tokens_, op.comm_bytes) : 0.0;
   if (moe && mw_.mirrored()) {
     // This GPU's row of the all-to-all-v, put into its peers of the EP group (see the header).
     for (size_t i = 0; i < gpus_.size(); ++i) {
@@ -150,7 +152,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
       std::vector<int> dst;
       dst.reserve(row.dst_ep.size());
       for (int e : row.dst_ep) dst.push_back(gpu_of(mw_.layout, rc.tp, rc.edp * mw_.layout.ep + e, rc.pp));
-      chain(i, g_.add_put(comm_[i], dst, row.bytes, c.label));
+      chain(i, g_.add_put(comm_[i], dst, row.bytes, c.label, paced));
     }
     return;
   }
@@ -182,7 +184,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
   const auto run = [&](const std::vector<size_t>& members) {
     std::vector<sim::StreamId> streams;
     for (size_t i : members) streams.push_back(comm_[i]);
-    const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label)
+    const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label, paced)
                                            : g_.add_collective(tp_collective(op.comm), op.comm_bytes, streams, c.label);
     for (size_t j = 0; j < members.size(); ++j) chain(members[j], ids[j]);
   };

@@ -53,6 +53,7 @@ nlohmann::json profile_json(const hw::GpuProfile& p) {
   add("gemm_bf16", p.gemm_bf16_params);
   add("gemm_fp8_tiles", p.gemm_fp8_tiles_params);
   add("comm", p.comm_params);
+  add("deepep", p.deepep_params);
   add("kernels", p.kernel_params);
   add("clocks", p.clock_params);
   add("memory", p.memory_params);

@@ -3,6 +3,7 @@
 // The engine asks; hw/ answers (an uncalibrated roofline today, calibrated profiles later).
 #pragma once
 
+#include <limits>
 #include <string>
 
 #include "sim/op_graph.h"
@@ -55,6 +56,11 @@ class CostModel {
   // Copy rate of a communication kernel on `sms` SMs (the rate cap shared by its flows) while GEMMs
   // hold `gemm_sms` SMs of its GPU (the executor asks again whenever that changes).
   virtual Bandwidth comm_copy_rate(int gpu, int sms, int gemm_sms) const = 0;
+  // The rate at which a communication kernel on `sms` SMs works through a paced collective's bytes
+  // (Collective::paced_bytes), whatever its links would carry; +infinity: no pace of its own.
+  virtual Bandwidth comm_kernel_pace(int /*gpu*/, int /*sms*/) const {
+    return Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());
+  }
   // The most one copy-engine transfer (a send by DMA, on no SM) moves per second, whatever its route
   // and HBMs leave it; +infinity where those are its only limit.
   virtual Bandwidth copy_engine_rate(int gpu) const = 0;

@@ -269,6 +269,7 @@ void Executor::launch_comm(uint32_t op) {
   st.kernel = pool.start(s.partition, pool.partition(s.partition).sms, [this, op, gpu](int sms) {
     state_[op].sms = sms;
     net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
+    repace(op);
   });
   const uint32_t c = o.payload;
   const Collective& col = graph_.collectives()[c];
@@ -290,6 +291,7 @@ void Executor::start_phase(uint32_t c) {
   }
   const auto& transfers = cs.plan.phase;
   cs.outstanding = static_cast<uint32_t>(transfers.size());
+  cs.paced.clear();
   for (const Transfer& t : transfers) {
     const int src = col.gpus[t.src];
     const int dst = col.gpus[t.dst];
@@ -306,13 +308,20 @@ void Executor::start_phase(uint32_t c) {
       wake_power(src);
       wake_power(dst);
     }
-    net_.start_flow(path_, t.bytes, FlowNetwork::kUncapped, [this, c] {
-      CollectiveState& st = coll_[c];
-      if (--st.outstanding == 0) {
-        ++st.phase;
-        start_phase(c);
-      }
-    });
+    // The sender's op: a put's only op (rank 0), else the rank's own.
+    const uint32_t sender = col.ops[t.src < col.ops.size() ? t.src : 0];
+    const bool paced = col.paced_bytes > 0 && t.src != t.dst;
+    const auto index = static_cast<uint32_t>(cs.paced.size());
+    const FlowId f = net_.start_flow(path_, t.bytes, paced ? paced_cap(sender, t.bytes) : FlowNetwork::kUncapped,
+                                     [this, c, paced, index] {
+                                       CollectiveState& st = coll_[c];
+                                       if (paced) st.paced[index].live = false;
+                                       if (--st.outstanding == 0) {
+                                         ++st.phase;
+                                         start_phase(c);
+                                       }
+                                     });
+    if (paced) cs.paced.push_back({f, sender, t.bytes});
   }
   if (transfers.empty()) {
     ++cs.phase;
@@ -359,6 +368,19 @@ void Executor::add_gemm_sms(int gpu, int delta) {
   assert(gemm_sms_[gpu] >= 0 && "a GEMM gave back SMs it did not hold");
   for (uint32_t op : live_comm_[gpu])
     net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, state_[op].sms, gemm_sms_[gpu]));
+}
+
+Bandwidth Executor::paced_cap(uint32_t op, double bytes) const {
+  const Op& o = graph_.ops()[op];
+  const Collective& col = graph_.collectives()[o.payload];
+  const int gpu = graph_.streams()[o.stream].gpu;
+  return Bandwidth::bytes_per_s(cost_.comm_kernel_pace(gpu, state_[op].sms).bytes_per_s() * bytes / col.paced_bytes);
+}
+
+void Executor::repace(uint32_t op) {
+  const uint32_t c = graph_.ops()[op].payload;
+  for (const PacedFlow& f : coll_[c].paced)
+    if (f.live && f.op == op) net_.set_cap(f.flow, paced_cap(op, f.bytes));
 }
 
 void Executor::finish(uint32_t op) {

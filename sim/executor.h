@@ -79,11 +79,18 @@ class Executor {
     bool on_hbm = false;  // compute progress flows over the GPU's HBM link
     int sms = 0;          // the SMs it holds now
   };
+  struct PacedFlow {
+    FlowId flow;
+    uint32_t op = 0;  // the sender's communication op
+    double bytes = 0;
+    bool live = true;
+  };
   struct CollectiveState {
     uint32_t arrived = 0;
     uint32_t phase = 0;
     uint32_t outstanding = 0;
     CollectivePlan plan;
+    std::vector<PacedFlow> paced;  // a paced collective's flows of the phase running
   };
 
   void make_ready(uint32_t op);
@@ -107,6 +114,12 @@ class Executor {
   // block) and back at its idle clock.
   void power_tick(int gpu);
   void launch_comm(uint32_t op);
+  // A paced collective's (Collective::paced_bytes) flow of `bytes` sent by communication op `op`:
+  // its kernel works through every destination's share in step, so the flow goes no faster than
+  // that share of the kernel's pace on the SMs the op holds now.
+  Bandwidth paced_cap(uint32_t op, double bytes) const;
+  // Re-caps the live flows a paced collective's op `op` sends after its SMs changed.
+  void repace(uint32_t op);
   void launch_copy_engine(uint32_t op);  // a send by the copy engine (Mover::kCopyEngine)
   // The HBM rate a compute kernel offers, given the rate it reached alone (its cost-model time).
   double offered_alone(int gpu, double rate) const;

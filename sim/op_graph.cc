@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <stdexcept>
 
 namespace cs::sim {
@@ -130,8 +131,10 @@ OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view
 }
 
 OpId OpGraph::add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes,
-                      std::string_view label) {
+                      std::string_view label, double paced_bytes) {
   if (src.v >= streams_.size()) throw std::invalid_argument("put: unknown stream");
+  if (!(paced_bytes >= 0) || !std::isfinite(paced_bytes))
+    throw std::invalid_argument("put: paced bytes must be finite and >= 0");
   if (dst_gpus.size() != bytes.size()) throw std::invalid_argument("put: one size per destination");
   // Participants: the source as rank 0, then each distinct destination.
   std::vector<int> gpus{streams_[src.v].gpu};
@@ -148,13 +151,21 @@ OpId OpGraph::add_put(StreamId src, const std::vector<int>& dst_gpus, const std:
   for (const Transfer& t : transfers) total += t.bytes;
   const auto c = static_cast<uint32_t>(collectives_.size());
   const uint32_t op = add_op(src, OpKind::kComm, c, label);
-  collectives_.push_back(Collective{CollectiveKind::kAllToAllV, total, std::move(gpus), {op}, transfer_pool_.add(transfers)});
+  collectives_.push_back(Collective{CollectiveKind::kAllToAllV,
+                                    total,
+                                    std::move(gpus),
+                                    {op},
+                                    transfer_pool_.add(transfers),
+                                    Mover::kSms,
+                                    paced_bytes});
   return OpId{op};
 }
 
-std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams,
-                                            std::vector<Transfer> transfers, std::string_view label) {
+std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams, std::vector<Transfer> transfers,
+                                            std::string_view label, double paced_bytes) {
   // Everything is checked before the graph changes, so a throw leaves it as it was.
+  if (!(paced_bytes >= 0) || !std::isfinite(paced_bytes))
+    throw std::invalid_argument("all_to_all_v: paced bytes must be finite and >= 0");
   std::vector<int> gpus;
   for (StreamId s : streams) {
     if (s.v >= streams_.size()) throw std::invalid_argument("all_to_all_v: unknown stream");
@@ -173,7 +184,8 @@ std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams
   const double busiest = sent.empty() ? 0.0 : *std::max_element(sent.begin(), sent.end());
 
   const auto c = static_cast<uint32_t>(collectives_.size());
-  Collective col{CollectiveKind::kAllToAllV, busiest, std::move(gpus), {}, transfer_pool_.add(transfers)};
+  Collective col{CollectiveKind::kAllToAllV,    busiest,     std::move(gpus), {},
+                 transfer_pool_.add(transfers), Mover::kSms, paced_bytes};
   std::vector<OpId> out;
   for (StreamId s : streams) {
     const uint32_t op = add_op(s, OpKind::kComm, c, label);

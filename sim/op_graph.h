@@ -110,6 +110,10 @@ struct Collective {
   std::vector<uint32_t> ops;  // one op per GPU that runs a kernel (kSend and add_put: the source only)
   uint32_t transfer_set = UINT32_MAX;  // kAllToAllV: its set in the graph's transfer pool
   Mover mover = Mover::kSms;           // kCopyEngine: kSend only
+  // Bytes each participant's kernel works through at its own pace (CostModel::comm_kernel_pace),
+  // whatever its links leave it: DeepEP's internode kernels handle each token once per node it
+  // reaches, its own node included. 0: the kernel keeps up with its links (kAllToAllV only).
+  double paced_bytes = 0;
 };
 
 class OpGraph {
@@ -126,20 +130,21 @@ class OpGraph {
   // relay (s -> r, then r -> d) is listed as two transfers; r's kernel sends the forwarded bytes.
   // A transfer from a rank to itself is a local copy: on the kernel's SMs and its GPU's HBM only.
   // Transfers are canonicalised by normalize_transfers (zero bytes dropped, repeated pairs summed).
-  // Throws std::invalid_argument, leaving the graph unchanged, for an invalid transfer or two
-  // streams on one GPU.
-  std::vector<OpId> add_all_to_all_v(const std::vector<StreamId>& streams,
-                                     std::vector<Transfer> transfers, std::string_view label);
+  // `paced_bytes`: Collective::paced_bytes. Throws std::invalid_argument, leaving the graph
+  // unchanged, for an invalid transfer, two streams on one GPU, or paced_bytes negative or not finite.
+  std::vector<OpId> add_all_to_all_v(const std::vector<StreamId>& streams, std::vector<Transfer> transfers,
+                                     std::string_view label, double paced_bytes = 0);
   // A one-sided put: the source stream's kernel writes `bytes` into dst_gpu's memory; by the copy
   // engine, no kernel: the stream only orders it, and its partition's SMs stay free.
   OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label, Mover mover = Mover::kSms);
   // A one-sided put to several GPUs at once: the source stream's kernel writes bytes[i] into
   // dst_gpus[i]'s memory, all concurrently (a ring collective's steps pipelined into one bulk
   // transfer per ring, where only the source is simulated). Repeated destinations are summed.
-  // Throws std::invalid_argument, leaving the graph unchanged, for dst == src, sizes that differ,
-  // or bytes negative or not finite.
-  OpId add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes,
-               std::string_view label);
+  // `paced_bytes`: Collective::paced_bytes of the source's kernel. Throws std::invalid_argument,
+  // leaving the graph unchanged, for dst == src, sizes that differ, or bytes (or paced_bytes)
+  // negative or not finite.
+  OpId add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes, std::string_view label,
+               double paced_bytes = 0);
   // `later` starts only after `earlier` has finished.
   void add_dep(OpId later, OpId earlier) { ops_[later.v].deps.push_back(earlier.v); }
 

@@ -152,6 +152,38 @@ TEST_CASE("a profile's GEMM tiles are cuBLASLt's unless it names DeepGEMM's, and
   refused_on_line_of(bad, at, "'gemm_tiles.kernel' must be cublaslt or deepgemm, found 'cutlass'");
 }
 
+TEST_CASE("a profile's DeepEP pace: read, written, carried, priced per channel, and refused at 0",
+          "[calibrate][profile]") {
+  const hw::GpuProfile& h800 = *hw::find_profile("h800");
+  REQUIRE(h800.deepep.present());
+  const std::string text = calibrate::profile_yaml(h800);
+  const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(text, "round-trip.yaml"));
+  CHECK(back.deepep.internode_channel_GBps == Approx(h800.deepep.internode_channel_GBps).epsilon(1e-10));
+  // DeepEP runs a channel per two SMs: 20 SMs are 10 channels, 21 still 10, 1 at least one.
+  CHECK(h800.deepep.internode_GBps(20) == Approx(10 * h800.deepep.internode_channel_GBps));
+  CHECK(h800.deepep.internode_GBps(21) == h800.deepep.internode_GBps(20));
+  CHECK(h800.deepep.internode_GBps(1) == h800.deepep.internode_channel_GBps);
+  // Priced at the copies' clock: the fits' alone, the sustained one in a training step.
+  const hw::GpuSpec& gpu = *hw::find_gpu("h800");
+  CHECK(hw::CalibratedCost(gpu, h800, 0.0).comm_kernel_pace(0, 20).gbytes_per_s() ==
+        Approx(h800.deepep.internode_GBps(20)));
+  CHECK(hw::CalibratedCost(gpu, h800).comm_kernel_pace(0, 20).gbytes_per_s() ==
+        Approx(h800.deepep.internode_GBps(20) * h800.clocks.sustained_MHz / h800.clocks.comm_fit_MHz));
+  CHECK_THAT(hw::CalibratedCost(gpu, h800, 0.0).describe(), Catch::Contains("internode all-to-alls at DeepEP's pace"));
+  // The pace is the SMs' work: carried unchanged to another GPU of the chip.
+  const hw::GpuProfile h100 = calibrate::carry_profile(h800, gpu, *hw::find_gpu("h100"));
+  CHECK(h100.deepep.internode_channel_GBps == h800.deepep.internode_channel_GBps);
+  CHECK(h100.deepep_params.at("internode_channel_GBps").origin == "carried");
+  // A profile without it sets no pace: the links alone bound the internode all-to-all.
+  const hw::GpuProfile& h200 = *hw::find_profile("h200");
+  CHECK_FALSE(h200.deepep.present());
+  CHECK(std::isinf(hw::CalibratedCost(*hw::find_gpu("h200"), h200, 0.0).comm_kernel_pace(0, 20).bytes_per_s()));
+  std::string bad = text;
+  const auto at = bad.find("internode_channel_GBps: {value: ") + 32;
+  bad.replace(at, bad.find(',', at) - at, "0");
+  refused_on_line_of(bad, at, "internode_channel_GBps");
+}
+
 TEST_CASE("a profile's power section is refused where it cannot hold", "[calibrate][profile][power]") {
   const std::string good = calibrate::profile_yaml(*hw::find_profile("h200"));
   const auto refused = [&](std::string text, const char* why) {

@@ -48,6 +48,10 @@ class TestCost : public sim::CostModel {
   sim::Bandwidth comm_copy_rate(int, int sms, int gemm_sms) const override {
     return sim::Bandwidth::bytes_per_s(copy_per_sm * sms / (1 + copy_beside_gemms * gemm_sms / 132.0));
   }
+  double pace_per_sm = std::numeric_limits<double>::infinity();  // paced bytes/s per comm SM; none by default
+  sim::Bandwidth comm_kernel_pace(int, int sms) const override {
+    return sim::Bandwidth::bytes_per_s(pace_per_sm * sms);
+  }
   double copy_engine_Bps = std::numeric_limits<double>::infinity();  // uncapped: route and HBM only
   sim::Bandwidth copy_engine_rate(int) const override { return sim::Bandwidth::bytes_per_s(copy_engine_Bps); }
 };
