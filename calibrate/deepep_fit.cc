@@ -5,13 +5,14 @@
 #include <cmath>
 
 #include "hw/gpu_catalog.h"
+#include "models/moe_routing.h"
 
 namespace cs::calibrate {
 
 namespace {
 
-// DeepEP's high-throughput kernels run on 20 SMs by default (REFERENCE.md), two per channel.
-constexpr int kDeepEpChannels = 10;
+// DeepEP's high-throughput kernels run on 20 SMs by default, two per channel.
+constexpr int kDeepEpChannels = models::kDeepEpDefaultSms / 2;
 
 hw::GpuProfile with_pace(hw::GpuProfile p, double channel_GBps) {
   p.deepep.internode_channel_GBps = channel_GBps;

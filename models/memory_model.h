@@ -16,6 +16,7 @@
 
 #include "hw/gpu_catalog.h"
 #include "models/model_spec.h"
+#include "models/moe_routing.h"
 #include "models/parallel_layout.h"
 
 namespace cs::models {
@@ -53,7 +54,7 @@ struct Recompute {
 struct CommBuffers {
   std::optional<double> deepep_bytes;  // default: deepep_buffer_bytes(hidden, ep, deepep_sms)
   std::optional<double> pp_p2p_bytes;  // default: pp_p2p_buffer_bytes()
-  int deepep_sms = 20;                 // DeepEP's default SM count (REFERENCE.md, DeepEP)
+  int deepep_sms = kDeepEpDefaultSms;  // DeepEP's default SM count (REFERENCE.md, DeepEP)
 };
 
 // A model stage held by a rank and how many of its micro-batch chunks are in flight (at peak, or

@@ -75,6 +75,10 @@ std::vector<sim::Transfer> combine_transfers(const MoeRoutingSetup& setup, doubl
 std::vector<sim::Transfer> combine_transfers(const MoeRoutingSetup& setup, const RoutingStats& stats,
                                              double tokens_per_gpu, double bytes_per_token);
 
+// DeepEP's kernels launch on Buffer.num_sms SMs, 20 by default (REFERENCE.md, DeepEP), two per
+// channel; given a partition of their own, they take it whole.
+inline constexpr int kDeepEpDefaultSms = 20;
+
 // The bytes each EP rank's DeepEP internode kernel works through in one dispatch (or combine) of
 // `tokens_per_gpu` tokens: each token once per node it reaches, its own node included
 // (sim::Collective::paced_bytes). 0 when the EP group is one node: DeepEP's intranode kernel then

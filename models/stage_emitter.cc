@@ -142,8 +142,15 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     last_comm_[c.slot][i] = id;
     comm_consumed_[c.slot][i] = false;
   };
-  // An EP group over several nodes runs DeepEP's internode kernels, at their own pace.
+  // An EP group over several nodes runs DeepEP's internode kernels, at their own pace. Sharing the
+  // compute partition (no SMs reserved for communication), they launch on DeepEP's default grid and
+  // take those SMs from the GEMMs as they run, not every SM the partition has.
   const double paced = moe ? internode_paced_bytes(*setup_, stats_, tokens_, op.comm_bytes) : 0.0;
+  const auto grid = [&](size_t i, sim::OpId id) {
+    if (moe && g_.streams()[comm_[i].v].partition == g_.streams()[compute_[i].v].partition)
+      g_.set_grid_sms(id, kDeepEpDefaultSms);
+    return id;
+  };
   if (moe && mw_.mirrored()) {
     // This GPU's row of the all-to-all-v, put into its peers of the EP group (see the header).
     for (size_t i = 0; i < gpus_.size(); ++i) {
@@ -152,7 +159,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
       std::vector<int> dst;
       dst.reserve(row.dst_ep.size());
       for (int e : row.dst_ep) dst.push_back(gpu_of(mw_.layout, rc.tp, rc.edp * mw_.layout.ep + e, rc.pp));
-      chain(i, g_.add_put(comm_[i], dst, row.bytes, c.label, paced));
+      chain(i, grid(i, g_.add_put(comm_[i], dst, row.bytes, c.label, paced)));
     }
     return;
   }
@@ -186,7 +193,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     for (size_t i : members) streams.push_back(comm_[i]);
     const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label, paced)
                                            : g_.add_collective(tp_collective(op.comm), op.comm_bytes, streams, c.label);
-    for (size_t j = 0; j < members.size(); ++j) chain(members[j], ids[j]);
+    for (size_t j = 0; j < members.size(); ++j) chain(members[j], grid(members[j], ids[j]));
   };
   if (cp)
     for (const auto& [key, members] : cp_groups_) run(members);

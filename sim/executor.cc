@@ -266,11 +266,14 @@ void Executor::launch_comm(uint32_t op) {
   SmPool& pool = pools_[s.gpu];
   const int gpu = s.gpu;
   live_comm_[gpu].push_back(op);
-  st.kernel = pool.start(s.partition, pool.partition(s.partition).sms, [this, op, gpu](int sms) {
-    state_[op].sms = sms;
-    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
-    repace(op);
-  });
+  const int grid = graph_.collectives()[o.payload].grid_sms;
+  const int partition_sms = pool.partition(s.partition).sms;
+  st.kernel =
+      pool.start(s.partition, grid > 0 ? std::min(grid, partition_sms) : partition_sms, [this, op, gpu](int sms) {
+        state_[op].sms = sms;
+        net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
+        repace(op);
+      });
   const uint32_t c = o.payload;
   const Collective& col = graph_.collectives()[c];
   CollectiveState& cs = coll_[c];
@@ -332,6 +335,7 @@ void Executor::start_phase(uint32_t c) {
 void Executor::finish_collective(uint32_t c) {
   const Collective& col = graph_.collectives()[c];
   coll_[c].plan = CollectivePlan{};  // release the transfer lists
+  coll_[c].paced = {};
   for (uint32_t op : col.ops) {
     const Stream& s = graph_.streams()[graph_.ops()[op].stream];
     std::vector<uint32_t>& live = live_comm_[s.gpu];

@@ -196,4 +196,11 @@ std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams
   return out;
 }
 
+void OpGraph::set_grid_sms(OpId op, int sms) {
+  if (op.v >= ops_.size() || ops_[op.v].kind != OpKind::kComm)
+    throw std::invalid_argument("grid: not a communication op");
+  if (sms < 0) throw std::invalid_argument("grid: SMs must be >= 0");
+  collectives_[ops_[op.v].payload].grid_sms = sms;
+}
+
 }  // namespace cs::sim

@@ -114,6 +114,9 @@ struct Collective {
   // whatever its links leave it: DeepEP's internode kernels handle each token once per node it
   // reaches, its own node included. 0: the kernel keeps up with its links (kAllToAllV only).
   double paced_bytes = 0;
+  // The SMs its kernel launches on (its grid), taken from whatever partition it runs on; 0: the
+  // whole partition, as a kernel given a partition of its own for communication is.
+  int grid_sms = 0;
 };
 
 class OpGraph {
@@ -145,6 +148,9 @@ class OpGraph {
   // negative or not finite.
   OpId add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes, std::string_view label,
                double paced_bytes = 0);
+  // The collective of communication op `op` launches its kernels on at most `sms` SMs
+  // (Collective::grid_sms). Throws std::invalid_argument for an op that is no collective's or sms < 0.
+  void set_grid_sms(OpId op, int sms);
   // `later` starts only after `earlier` has finished.
   void add_dep(OpId later, OpId earlier) { ops_[later.v].deps.push_back(earlier.v); }
 

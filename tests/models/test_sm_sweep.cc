@@ -1,11 +1,12 @@
 // The SM split as a sweep axis (comm_sms), and the sweep's engine running points on threads.
-#include <catch2/catch.hpp>
-
-#include <fstream>
-
 #include <fmt/format.h>
 
+#include <catch2/catch.hpp>
+#include <fstream>
+
 #include "hw/user_error.h"
+#include "models/moe_routing.h"
+#include "models/op_workload.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 #include "models/sm_sweep.h"
@@ -120,6 +121,27 @@ TEST_CASE("sweep: 0 SMs runs communication on the compute partition's SMs", "[sw
   REQUIRE(s.streams.size() >= 2);
   CHECK(s.streams[0].partition == "compute");
   for (size_t i = 1; i < s.streams.size(); ++i) CHECK(s.streams[i].partition == "spare");
+}
+
+TEST_CASE("sweep: 0 SMs launches DeepEP's all-to-alls on its default grid, a reserved partition whole", "[sweep]") {
+  const Scenario stage = load_scenario_file(cs::test::source_dir() + "/scenarios/deepseek-v3-stage-h800.yaml");
+  const auto [comm, compute] = sm_split_partitions(stage, "", "");
+  const auto grids = [](const OpWorkload& w) {
+    std::vector<int> out;
+    for (const cs::sim::Collective& c : w.graph.collectives())
+      if (c.paced_bytes > 0) out.push_back(c.grid_sms);
+    return out;
+  };
+  const std::vector<int> reserved = grids(build_op_workload(stage));
+  const std::vector<int> shared = grids(build_op_workload(with_comm_sms(stage, comm, compute, 0)));
+  REQUIRE(!reserved.empty());
+  REQUIRE(shared.size() == reserved.size());
+  for (int g : reserved) CHECK(g == 0);  // the 20-SM partition, whole
+  for (int g : shared) CHECK(g == kDeepEpDefaultSms);
+  // On 20 of the 132 shared SMs the kernels keep the pace they have on a partition of 20.
+  const double reserved_ms = run_scenario(stage).streams[1].busy_mean.to_ms();
+  const double shared_ms = run_scenario(with_comm_sms(stage, comm, compute, 0)).streams[1].busy_mean.to_ms();
+  CHECK(shared_ms == Approx(reserved_ms).epsilon(0.02));
 }
 
 TEST_CASE("sweep: a scenario with a training run gets its GPU-hours at every point", "[sweep]") {

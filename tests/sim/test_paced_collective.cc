@@ -82,6 +82,26 @@ TEST_CASE("a paced kernel's pace follows its SMs when another kernel comes to sh
   CHECK(r.ops[second.v].end.to_seconds() == Approx(20e-3).epsilon(1e-6));
 }
 
+TEST_CASE("a kernel's grid bounds its SMs, and so its pace, on a partition it shares") {
+  // A put paced at 1e9 B/s per SM with a grid of 8 on the 112-SM compute partition: 8 SMs, so its
+  // 8e7 paced bytes take 10 ms; with no grid it takes the whole partition: 8e7 / 112e9.
+  for (const int grid : {8, 0}) {
+    World w(2, kSplit, Bandwidth::bytes_per_s(1e15), Time());
+    w.cost.copy_per_sm = 1e12;
+    w.cost.pace_per_sm = 1e9;
+    OpGraph g;
+    const OpId put = g.add_put(g.add_stream(0, 0, "comm"), {1}, {1e6}, "put", 8e7);
+    g.set_grid_sms(put, grid);
+    CHECK(g.collectives().back().grid_sms == grid);
+    const auto r = w.run(g);
+    REQUIRE(r.stuck_ops.empty());
+    CHECK(r.ops[put.v].end.to_seconds() == Approx(8e7 / ((grid > 0 ? grid : 112) * 1e9)).epsilon(1e-9));
+  }
+  OpGraph g;
+  const OpId compute = g.add_compute(g.add_stream(0, 0, "compute"), cs::sim::GenericCompute{1e9, 0}, "c");
+  CHECK_THROWS_AS(g.set_grid_sms(compute, 8), std::invalid_argument);
+}
+
 TEST_CASE("paced bytes must be finite and non-negative") {
   OpGraph g;
   const StreamId s = g.add_stream(0, 1, "comm");
