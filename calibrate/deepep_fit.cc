@@ -64,11 +64,9 @@ DeepEpFit fit_deepep(const hw::GpuProfile& p, int ep_fitted, std::span<const Dee
                        h.median_error * 100, h.worst_error * 100);
   }
   const std::string source = fmt::format(
-      "fit of DeepEP's published H800 internode table (repo deepseek-ai/DeepEP, README of 2025-02-24: 4096 tokens of "
-      "hidden 7168, top-8 of "
-      "256 experts, {} SMs in {} channels, its kernels alone): its {} EP{} rows ({} nodes; dispatch FP8, combine "
-      "BF16), "
-      "median error {:.1f}%, worst {:.1f}%; {}",
+      "fit of DeepEP's published H800 internode table (repo deepseek-ai/DeepEP, README of 2025-02-24: "
+      "4096 tokens of hidden 7168, top-8 of 256 experts, {} SMs in {} channels, its kernels alone): "
+      "its {} EP{} rows ({} nodes; dispatch FP8, combine BF16), median error {:.1f}%, worst {:.1f}%; {}",
       2 * kDeepEpChannels, kDeepEpChannels, fit.fitted.size(), ep_fitted, ep_fitted / 8, f.median_error * 100,
       f.worst_error * 100, held);
   fit.profile.deepep_params["internode_channel_GBps"] = {fit.profile.deepep.internode_channel_GBps, "published",

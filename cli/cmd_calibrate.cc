@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "hw/gpu_catalog.h"
 #include "hw/user_error.h"
+#include "models/moe_routing.h"
 #include "reports/atomic_file.h"
 
 namespace cs::cli {
@@ -265,8 +266,9 @@ int cmd_calibrate_deepep(const CalibrateArgs& a) {
   write_text(a.out, calibrate::profile_yaml(fit.profile));
   std::printf("profile %s: the internode all-to-all of %s paced as DeepEP's published H800 table\n", a.out.c_str(),
               a.profile.c_str());
-  std::printf("  deepep.internode_channel_GBps %.4g (%.4g GB/s on DeepEP's 20 SMs)\n",
-              fit.profile.deepep.internode_channel_GBps, fit.profile.deepep.internode_GBps(20));
+  std::printf("  deepep.internode_channel_GBps %.4g (%.4g GB/s on DeepEP's %d SMs)\n",
+              fit.profile.deepep.internode_channel_GBps, fit.profile.deepep.internode_GBps(models::kDeepEpDefaultSms),
+              models::kDeepEpDefaultSms);
   std::printf("%-12s %-28s %10s %10s %8s\n", "rows", "case", "published", "predicted", "error");
   for (const auto& [what, rows] : {std::pair{"fitted", &fit.fitted}, std::pair{"held out", &fit.held_out}})
     for (const calibrate::PublishedCheck& c : *rows)

@@ -3,12 +3,14 @@
 // profiles as `calibrate deepep` writes the pace into them.
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <fstream>
 #include <vector>
 
 #include "calibrate/deepep_fit.h"
 #include "calibrate/profile_build.h"
 #include "hw/gpu_profile.h"
 #include "hw/user_error.h"
+#include "test_support.h"
 
 namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
@@ -72,6 +74,20 @@ TEST_CASE("the bundled H800 profiles carry the pace calibrate deepep writes, wit
     INFO(c.name << ": published " << c.published << ", predicted " << c.predicted);
     CHECK(std::abs(c.error()) < 0.10);
   }
+}
+
+TEST_CASE("calibrate deepep writes the paced profile, and refuses another GPU's with nothing written",
+          "[deepep][cli]") {
+  test::TempDir tmp;
+  const test::RunOutput ok = test::run_clustersim({"calibrate", "deepep", "h800", "-o", tmp.file("paced.yaml")});
+  REQUIRE(ok.exit_code == 0);
+  CHECK_THAT(ok.out, Catch::Matchers::Contains("held out (EP32, EP64)"));
+  CHECK(hw::load_profile(tmp.file("paced.yaml")).deepep.internode_channel_GBps ==
+        Approx(hw::find_profile("h800")->deepep.internode_channel_GBps).epsilon(1e-10));
+  const test::RunOutput bad = test::run_clustersim({"calibrate", "deepep", "h200", "-o", tmp.file("bad.yaml")});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Matchers::Contains("DeepEP's table is of the H800"));
+  CHECK(!std::ifstream(tmp.file("bad.yaml")).good());
 }
 
 }  // namespace CS_TEST_FILE
