@@ -20,21 +20,26 @@ const std::vector<cs::sim::PartitionSpec> kSplit = {{"compute", 112}, {"comm", 2
 constexpr double kLinkBps = 100e9;  // every up- and down-link
 }  // namespace
 
-TEST_CASE("a paced put lasts its paced bytes over its pace, its destinations landing together") {
-  // GPU 0 puts 3e8 bytes to GPU 1 and 1e8 to GPU 2 while its kernel works through 2e8 paced bytes
-  // at 20 SMs x 2.5e9 = 5e10 B/s: 4 ms. Unpaced, its up-link (100 GB/s) alone would take 4e8 / 1e11
-  // = 4 ms as well; at half that pace per SM the pace binds: 8 ms, both transfers ending together.
-  for (const double per_sm : {2.5e9, 1.25e9}) {
+TEST_CASE("a paced put lasts its paced bytes over its pace, every destination's share in step") {
+  // GPU 0 puts 3e8 bytes to GPU 1 and 1e8 to GPU 2 while its kernel works through 2e8 paced bytes.
+  // At 20 SMs x 1.25e9 = 2.5e10 B/s that is 8 ms; its up-link (100 GB/s) alone would take 4 ms.
+  // GPU 1's share needs 3.75e10 B/s: with GPU 1's down-link at exactly that, still 8 ms. (Had the
+  // pace been one cap that both flows share max-min, GPU 2's flow would finish first and leave
+  // GPU 1's alone on that link at the end: 9.33 ms.) At 20 x 1e10 B/s the up-link binds: 4 ms.
+  struct Case {
+    double per_sm, down1_Bps, expected_s;
+  };
+  for (const Case& c : {Case{1.25e9, kLinkBps, 8e-3}, Case{1.25e9, 3.75e10, 8e-3}, Case{1e10, kLinkBps, 4e-3}}) {
     World w(3, kSplit, Bandwidth::bytes_per_s(kLinkBps), Time());
+    w.net.set_capacity(w.routing.down_[1], Bandwidth::bytes_per_s(c.down1_Bps));
     w.cost.copy_per_sm = 1e12;
-    w.cost.pace_per_sm = per_sm;
+    w.cost.pace_per_sm = c.per_sm;
     OpGraph g;
     const StreamId s = g.add_stream(0, 1, "comm");
     const OpId put = g.add_put(s, {1, 2}, {3e8, 1e8}, "dispatch", 2e8);
     const auto r = w.run(g);
     REQUIRE(r.stuck_ops.empty());
-    const double expected_s = std::max(2e8 / (per_sm * 20), 4e8 / kLinkBps);
-    CHECK(r.ops[put.v].end.to_seconds() == Approx(expected_s).epsilon(1e-9));
+    CHECK(r.ops[put.v].end.to_seconds() == Approx(c.expected_s).epsilon(1e-9));
   }
 }
 
