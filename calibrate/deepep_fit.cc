@@ -23,12 +23,12 @@ hw::GpuProfile with_pace(hw::GpuProfile p, double channel_GBps) {
 // rises with the pace, so a bisection on its logarithm finds it.
 double pace_for(const hw::GpuProfile& p, const DeepEpInternodeRow& r) {
   double lo = 1e-3, hi = 1e3;  // GB/s per channel; 1e3 x 10 channels leaves the links alone binding
-  if (deepep_internode_check(with_pace(p, hi), r).predicted < r.GBps)
+  const double unpaced = deepep_internode_check(with_pace(p, hi), r).predicted;
+  if (unpaced < r.GBps)
     throw hw::UserError(p.file, 0, 0,
                         fmt::format("DeepEP's EP{} {} row ({} GB/s) is faster than the profile's links carry "
                                     "unpaced ({:.1f} GB/s): no kernel pace reproduces it",
-                                    r.ep, r.dispatch ? "dispatch" : "combine", r.GBps,
-                                    deepep_internode_check(with_pace(p, hi), r).predicted));
+                                    r.ep, r.dispatch ? "dispatch" : "combine", r.GBps, unpaced));
   for (int i = 0; i < 48; ++i) {
     const double mid = std::sqrt(lo * hi);
     (deepep_internode_check(with_pace(p, mid), r).predicted < r.GBps ? lo : hi) = mid;

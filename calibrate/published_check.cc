@@ -26,6 +26,10 @@ constexpr DeepGemmRow kDense[] = {
     {1, 4096, 7168, 16384, 1358}, {1, 4096, 4096, 7168, 1304}, {1, 4096, 7168, 2048, 1025}};
 constexpr DeepGemmRow kGrouped[] = {
     {4, 8192, 4096, 7168, 1297}, {4, 8192, 7168, 2048, 1099}, {8, 4096, 4096, 7168, 1288}, {8, 4096, 7168, 2048, 1093}};
+// DeepEP's README setting (../shared/REFERENCE.md): 4096 tokens per GPU of hidden 7168, FP8
+// dispatch with a 1x128 scale per 128 values (an FP32, 4 bytes, each), BF16 combine.
+constexpr double kDeepEpTokens = 4096, kDeepEpHidden = 7168;
+constexpr double kDeepEpFp8Bytes = kDeepEpHidden + kDeepEpHidden / 128 * 4, kDeepEpBf16Bytes = kDeepEpHidden * 2;
 // ../shared/REFERENCE.md, "DeepEP on H800": the internode rows before the April 2025 update.
 constexpr DeepEpInternodeRow kInternode[] = {{16, true, 43},  {16, false, 43}, {32, true, 44},
                                              {32, false, 47}, {64, true, 46},  {64, false, 45}};
@@ -65,20 +69,18 @@ std::vector<PublishedCheck> check_deepgemm(const hw::GpuProfile& p, const hw::Gp
 }
 
 std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, const hw::GpuSpec& gpu) {
-  // The README's setting (../shared/REFERENCE.md): 4096 tokens, hidden 7168, top-8 experts, and
-  // the library's default of 20 SMs for its high-throughput kernels. Over EP8 each GPU's rows reach
-  // the 8 GPUs evenly, 7 of 8 across NVLink. FP8 dispatch carries a 1x128 scale per 128 values
-  // (an FP32, 4 bytes, each).
-  constexpr double kTokens = 4096, kHidden = 7168, kTopK = 8, kGpus = 8, kSms = 20;
-  const double dispatch = kTokens * kTopK * (kHidden + kHidden / 128 * 4);
-  const double combine = kTokens * kTopK * kHidden * 2;
+  // The README's setting, top-8 experts, on the library's default of 20 SMs for its
+  // high-throughput kernels. Over EP8 each GPU's rows reach the 8 GPUs evenly, 7 of 8 across NVLink.
+  constexpr double kTopK = 8, kGpus = 8;
+  const double dispatch = kDeepEpTokens * kTopK * kDeepEpFp8Bytes;
+  const double combine = kDeepEpTokens * kTopK * kDeepEpBf16Bytes;
   std::vector<PublishedCheck> out;
   for (const auto& [what, bytes, published] :
        {std::tuple{"dispatch (FP8)", dispatch, 153.0}, std::tuple{"combine (BF16)", combine, 158.0}}) {
     AllToAllCase c;
     c.impl = "ours";
     c.gpus = static_cast<int>(kGpus);
-    c.ctas = static_cast<int>(kSms);
+    c.ctas = models::kDeepEpDefaultSms;
     c.size_bytes = bytes;
     const double s = simulate_all_to_all(p, gpu, c).to_seconds();
     out.push_back({"DeepEP intranode", fmt::format("EP8 {}", what), "GB/s", published,
@@ -90,7 +92,6 @@ std::vector<PublishedCheck> check_deepep_intranode(const hw::GpuProfile& p, cons
 std::span<const DeepEpInternodeRow> deepep_internode_rows() { return kInternode; }
 
 PublishedCheck deepep_internode_check(const hw::GpuProfile& p, const DeepEpInternodeRow& r) {
-  constexpr double kTokens = 4096, kHidden = 7168, kFp8Bytes = kHidden + kHidden / 128 * 4, kBf16Bytes = kHidden * 2;
   // One EP group of the DeepSeek-V3 cluster, the profile in place of the bundled one.
   models::Scenario sc = models::load_scenario_text(fmt::format(R"(schema_version: 1
 name: deepep-internode-ep{0}
@@ -109,9 +110,10 @@ workload: {{kind: ops, streams: [{{name: idle, gpus: [0], partition: comm, ops: 
   const int nodes = r.ep / 8;
   const models::MoeRoutingSetup setup{256, 8, nodes, std::min(nodes, 4), r.ep, 8, {}};
   const models::RoutingStats stats = models::routing_stats(setup);
-  const double bytes = r.dispatch ? kFp8Bytes : kBf16Bytes;
-  const std::vector<sim::Transfer> transfers = r.dispatch ? models::dispatch_transfers(setup, stats, kTokens, bytes)
-                                                          : models::combine_transfers(setup, stats, kTokens, bytes);
+  const double bytes = r.dispatch ? kDeepEpFp8Bytes : kDeepEpBf16Bytes;
+  const std::vector<sim::Transfer> transfers = r.dispatch
+                                                   ? models::dispatch_transfers(setup, stats, kDeepEpTokens, bytes)
+                                                   : models::combine_transfers(setup, stats, kDeepEpTokens, bytes);
   models::OpWorkload w;
   w.stream_names = {"comm"};
   w.stream_partitions = {"comm"};
@@ -122,13 +124,13 @@ workload: {{kind: ops, streams: [{{name: idle, gpus: [0], partition: comm, ops: 
     w.engine_streams[0].push_back(streams.back().v);
   }
   const char* what = r.dispatch ? "dispatch (FP8)" : "combine (BF16)";
-  w.graph.add_all_to_all_v(streams, transfers, what, models::internode_paced_bytes(setup, stats, kTokens, bytes));
+  w.graph.add_all_to_all_v(streams, transfers, what, models::internode_paced_bytes(setup, stats, kDeepEpTokens, bytes));
   w.op_pos.assign(w.graph.ops().size(), {});
   const double s = models::run_scenario(sc, w).makespan.to_seconds();
   // DeepEP's "RDMA bandwidth" is logical: its test counts a token once per node it reaches, its
   // own node included (num_rdma_token_sent), over the kernel's time.
   return {"DeepEP internode", fmt::format("EP{} {}", r.ep, what), "GB/s", r.GBps,
-          kTokens * stats.nodes_per_token * bytes / s * 1e-9};
+          kDeepEpTokens * stats.nodes_per_token * bytes / s * 1e-9};
 }
 
 std::vector<PublishedCheck> check_deepep_internode(const hw::GpuProfile& p) {

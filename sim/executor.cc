@@ -266,16 +266,15 @@ void Executor::launch_comm(uint32_t op) {
   SmPool& pool = pools_[s.gpu];
   const int gpu = s.gpu;
   live_comm_[gpu].push_back(op);
-  const int grid = graph_.collectives()[o.payload].grid_sms;
-  const int partition_sms = pool.partition(s.partition).sms;
-  st.kernel =
-      pool.start(s.partition, grid > 0 ? std::min(grid, partition_sms) : partition_sms, [this, op, gpu](int sms) {
-        state_[op].sms = sms;
-        net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
-        repace(op);
-      });
   const uint32_t c = o.payload;
   const Collective& col = graph_.collectives()[c];
+  const int partition_sms = pool.partition(s.partition).sms;
+  const int max_sms = col.grid_sms > 0 ? std::min(col.grid_sms, partition_sms) : partition_sms;
+  st.kernel = pool.start(s.partition, max_sms, [this, op, gpu](int sms) {
+    state_[op].sms = sms;
+    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
+    repace(op);
+  });
   CollectiveState& cs = coll_[c];
   if (cs.arrived == 0)
     cs.plan = plan_collective(graph_, col);
