@@ -11,11 +11,16 @@
 
 namespace cs::calibrate {
 
-bool fitted_case(const AttentionCase& c) { return c.backend == "default"; }
+bool fitted_case(const AttentionCase& c) { return c.backend == "default" && c.d_v_run == c.d_v; }
+bool fa2_case(const AttentionCase& c) { return c.backend == "flash"; }
 bool fitted_case(const MemoryBoundCase& c) { return c.variant == "compiled"; }
 
 double attention_case_flops(const AttentionCase& c) {
   return models::attention_flops(static_cast<double>(c.batch), c.heads, c.seq, c.d_qk, c.d_v, true, c.backward);
+}
+
+double attention_case_flops_as_run(const AttentionCase& c) {
+  return models::attention_flops(static_cast<double>(c.batch), c.heads, c.seq, c.d_qk, c.d_v_run, true, c.backward);
 }
 
 namespace {
@@ -38,6 +43,32 @@ std::pair<double, double> line_fit(const std::vector<double>& x, const std::vect
   return {(sy - b * sx) / sw, b};
 }
 
+// One pass's a + FLOPs / rate over the calls `use` takes, FLOPs by `flops_of`: {us, TFLOPS, calls}.
+// UserError (naming `what`) for too few calls, a time not above 0, or no positive rate.
+struct PassFit {
+  double us = 0, tflops = 0;
+  int cases = 0;
+};
+template <class Use, class Flops>
+PassFit fit_pass(const std::vector<AttentionCase>& cases, bool backward, Use use, Flops flops_of,
+                 const std::string& what) {
+  std::vector<double> x, y;
+  for (const AttentionCase& c : cases)
+    if (use(c) && c.backward == backward) x.push_back(flops_of(c)), y.push_back(c.time_us);
+  if (x.size() < 2)
+    throw hw::UserError("calibrate fit", 0, 0,
+                        "too few " + what + " calls to fit (kernels/torch/attention_bench.py's JSON)");
+  for (double t : y)
+    if (!(t > 0))
+      throw hw::UserError("calibrate fit", 0, 0, "an attention call with no positive time: not a measurement");
+  const auto [a, b] = line_fit(x, y);
+  if (!(b > 0) || !std::isfinite(a) || !std::isfinite(b))
+    throw hw::UserError("calibrate fit", 0, 0,
+                        "the " + what + (backward ? " backward" : " forward") +
+                            " calls do not grow with their FLOPs: no rate can be fitted");
+  return {std::max(0.0, a), 1e-6 / b, static_cast<int>(x.size())};
+}
+
 }  // namespace
 
 double kernel_model_us(const hw::KernelModel& k, const AttentionCase& c) {
@@ -45,25 +76,35 @@ double kernel_model_us(const hw::KernelModel& k, const AttentionCase& c) {
                     : k.attn_fwd_us + flops(c) / (k.attn_fwd_tflops * 1e6);
 }
 
+double kernel_model_us(const hw::AttentionFa2Model& k, const AttentionCase& c) {
+  const double f = attention_case_flops_as_run(c);
+  return c.backward ? k.attn_bwd_us + f / (k.attn_bwd_tflops * 1e6) : k.attn_fwd_us + f / (k.attn_fwd_tflops * 1e6);
+}
+
 double kernel_model_us(const hw::KernelModel& k, const MemoryBoundCase& c) { return c.bytes / (k.elementwise_GBps * 1e3); }
 
 KernelFit fit_kernels(const MeasurementSet& set) {
   KernelFit f;
+  const auto sdpa = [](const AttentionCase& c) { return fitted_case(c); };
   for (bool backward : {false, true}) {
-    std::vector<double> x, y;
-    for (const AttentionCase& c : set.attentions)
-      if (fitted_attention(c, backward)) x.push_back(flops(c)), y.push_back(c.time_us);
-    if (x.size() < 2)
-      throw hw::UserError("calibrate fit", 0, 0, "too few attention calls to fit (kernels/torch/attention_bench.py's JSON)");
-    for (double t : y)
-      if (!(t > 0)) throw hw::UserError("calibrate fit", 0, 0, "an attention call with no positive time: not a measurement");
-    const auto [a, b] = line_fit(x, y);
-    if (!(b > 0) || !std::isfinite(a) || !std::isfinite(b))
-      throw hw::UserError("calibrate fit", 0, 0, std::string("the attention ") + (backward ? "backward" : "forward") +
-                                                 " calls do not grow with their FLOPs: no rate can be fitted");
-    (backward ? f.model.attn_bwd_us : f.model.attn_fwd_us) = std::max(0.0, a);
-    (backward ? f.model.attn_bwd_tflops : f.model.attn_fwd_tflops) = 1e-6 / b;
-    (backward ? f.attn_bwd_cases : f.attn_fwd_cases) = static_cast<int>(x.size());
+    const PassFit p = fit_pass(set.attentions, backward, sdpa, flops, "attention");
+    (backward ? f.model.attn_bwd_us : f.model.attn_fwd_us) = p.us;
+    (backward ? f.model.attn_bwd_tflops : f.model.attn_fwd_tflops) = p.tflops;
+    (backward ? f.attn_bwd_cases : f.attn_fwd_cases) = p.cases;
+  }
+  // FlashAttention-2 where its calls were timed: an optional kernel, so too few calls leave it out.
+  const auto fa2 = [](const AttentionCase& c) { return fa2_case(c); };
+  const auto fa2_calls = [&](bool backward) {
+    return std::count_if(set.attentions.begin(), set.attentions.end(),
+                         [&](const AttentionCase& c) { return fa2_case(c) && c.backward == backward; });
+  };
+  if (fa2_calls(false) >= 2 && fa2_calls(true) >= 2) {
+    for (bool backward : {false, true}) {
+      const PassFit p = fit_pass(set.attentions, backward, fa2, attention_case_flops_as_run, "FlashAttention-2");
+      (backward ? f.fa2.attn_bwd_us : f.fa2.attn_fwd_us) = p.us;
+      (backward ? f.fa2.attn_bwd_tflops : f.fa2.attn_fwd_tflops) = p.tflops;
+      (backward ? f.fa2_bwd_cases : f.fa2_fwd_cases) = p.cases;
+    }
   }
   std::vector<double> rates;
   for (const MemoryBoundCase& c : set.memory_bound)
@@ -82,6 +123,16 @@ KernelFit fit_kernels(const MeasurementSet& set) {
     if (fitted_memory(c)) pe.push_back(kernel_model_us(f.model, c)), me.push_back(c.time_us);
   f.attn_fwd = fit_stats(pf, mf);
   f.attn_bwd = fit_stats(pb, mb);
+  if (f.fa2.present()) {
+    std::vector<double> qf, nf, qb, nb;
+    for (const AttentionCase& c : set.attentions) {
+      if (!fa2_case(c)) continue;
+      (c.backward ? qb : qf).push_back(kernel_model_us(f.fa2, c));
+      (c.backward ? nb : nf).push_back(c.time_us);
+    }
+    f.fa2_fwd = fit_stats(qf, nf);
+    f.fa2_bwd = fit_stats(qb, nb);
+  }
   f.elementwise = fit_stats(pe, me);
   return f;
 }

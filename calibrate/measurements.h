@@ -74,6 +74,7 @@ struct AttentionCase {
   std::string backend;  // what SDPA was told: default (its own pick), flash, cudnn, efficient
   bool backward = false;
   int64_t batch = 0, heads = 0, seq = 0, d_qk = 0, d_v = 0;
+  int64_t d_v_run = 0;  // v's head dim as the kernel ran it: d_v, or d_qk where v was padded to it
   double time_us = 0;
   int index = 0;
   int source = 0;

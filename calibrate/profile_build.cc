@@ -209,11 +209,9 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     b.kernels = fit_kernels(set);
     const KernelFit& k = *b.kernels;
     p.kernels = k.model;
-    const auto note = [](const char* what, int cases, const FitStats& st) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "%s of %d cases, median error %.1f%%, worst %.1f%%", what, cases,
-                    st.median_error * 100, st.worst_error * 100);
-      return std::string(buf);
+    const auto note = [](const std::string& what, int cases, const FitStats& st) {
+      return fmt::format("{} of {} cases, median error {:.1f}%, worst {:.1f}%", what, cases, st.median_error * 100,
+                         st.worst_error * 100);
     };
     const std::string attn = sources_of(set, "kernels/torch/attention_bench.py");
     const std::string fwd = note("least squares over SDPA's own backend pick, forward", k.attn_fwd_cases, k.attn_fwd) + ": " + attn;
@@ -225,6 +223,19 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
     const std::string* src[] = {&fwd, &fwd, &bwd, &bwd, &mem};
     for (int i = 0; i < hw::KernelModel::kRequiredParams; ++i)
       p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
+    if (k.fa2.present()) {
+      p.attention_fa2 = k.fa2;
+      const char* as_run =
+          "FlashAttention-2 (PyTorch's flash backend), FLOPs as it ran them (v padded to q/k's head dim "
+          "where it differs)";
+      const std::string ffwd =
+          note(fmt::format("least squares over {}, forward", as_run), k.fa2_fwd_cases, k.fa2_fwd) + ": " + attn;
+      const std::string fbwd =
+          note(fmt::format("least squares over {}, backward", as_run), k.fa2_bwd_cases, k.fa2_bwd) + ": " + attn;
+      const double w[] = {k.fa2.attn_fwd_us, k.fa2.attn_fwd_tflops, k.fa2.attn_bwd_us, k.fa2.attn_bwd_tflops};
+      for (int i = 0; i < hw::AttentionFa2Model::kParams; ++i)
+        p.attention_fa2_params[hw::AttentionFa2Model::param_name(i)] = {w[i], "measured", i < 2 ? ffwd : fbwd};
+    }
   }
   if (const HbmCeiling h = fit_hbm_ceiling(set.overlaps, set.memory_bound); h.cases > 0) {
     const bool torch = h.what.rfind("PyTorch", 0) == 0;
@@ -470,6 +481,9 @@ std::string profile_yaml(const hw::GpuProfile& p) {
   ranges("comm_range", p.comm_range);
   if (p.deepep.present()) section("deepep", p.deepep_params, &hw::DeepEpModel::param_name, hw::DeepEpModel::kParams);
   if (p.kernels.present()) section("kernels", p.kernel_params, &hw::KernelModel::param_name, hw::KernelModel::kParams);
+  if (p.attention_fa2.present())
+    section("attention_fa2", p.attention_fa2_params, &hw::AttentionFa2Model::param_name,
+            hw::AttentionFa2Model::kParams);
   if (p.clocks.present()) section("clocks", p.clock_params, &hw::ClockModel::param_name, hw::ClockModel::kParams);
   if (p.memory.present()) section("memory", p.memory_params, &hw::MemoryModel::param_name, hw::MemoryModel::kParams);
   if (p.power.present()) section("power", p.power_params, &hw::PowerModel::param_name, hw::PowerModel::kParams);

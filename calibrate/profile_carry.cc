@@ -28,7 +28,7 @@ hw::GpuProfile carry_profile(const hw::GpuProfile& from, const hw::GpuSpec& from
   hbm_param.value *= hbm;
   hbm_param.source = "the " + from_gpu.name + " fit x HBM " + ratio_figure(to_gpu.hbm_bw_GBps) + " / " +
                      ratio_figure(from_gpu.hbm_bw_GBps) + " GB/s (datasheets)";
-  for (auto* params : {&p.gemm_bf16_params, &p.gemm_fp8_tiles_params, &p.deepep_params,
+  for (auto* params : {&p.gemm_bf16_params, &p.gemm_fp8_tiles_params, &p.deepep_params, &p.attention_fa2_params,
                        &p.kernel_clock_params})  // SM-side figures of the same chip
     for (auto& [name, param] : *params) {
       param.origin = "carried";

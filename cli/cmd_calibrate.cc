@@ -133,6 +133,12 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
     print_stats("attention forward", b.kernels->attn_fwd);
     print_stats("attention backward", b.kernels->attn_bwd);
     print_stats("memory-bound (fused)", b.kernels->elementwise);
+    if (b.kernels->fa2.present()) {
+      for (const auto& [name, p] : b.profile.attention_fa2_params)
+        std::printf("  fa2 %-12s %12.5g\n", name.c_str(), p.value);
+      print_stats("FlashAttention-2 forward", b.kernels->fa2_fwd);
+      print_stats("FlashAttention-2 backward", b.kernels->fa2_bwd);
+    }
   }
   if (b.power) {
     std::printf("power (the SM clock under the %.0f W limit):\n", b.power->model.limit_W);

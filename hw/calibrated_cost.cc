@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <stdexcept>
 #include <tuple>
 
 namespace cs::hw {
@@ -62,7 +63,9 @@ std::string CalibratedCost::describe() const {
                 "roofline"
               : "): GEMMs and communication kernels fitted, other kernels by the datasheet roofline") +
          (profile_.gemm.tiling == GemmTiling::kDeepGemm ? "; FP8 GEMMs in DeepGEMM's tiles" : "") +
-         (profile_.deepep.present() ? "; internode all-to-alls at DeepEP's pace" : "") + clocks;
+         (profile_.deepep.present() ? "; internode all-to-alls at DeepEP's pace" : "") +
+         (attention_ == AttentionKernel::kFa2 ? "; attention by FlashAttention-2, v padded to q/k's head dim" : "") +
+         clocks;
 }
 
 const GemmModel& CalibratedCost::gemm_model(sim::DType t) const {
@@ -167,7 +170,28 @@ sim::PowerLoad CalibratedCost::compute_power(int gpu, const sim::GenericCompute&
   const bool mma = c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward;
   const double t = compute_time(gpu, c, sms).to_seconds();
   if (!mma || !(t > 0)) return {};
-  return {0.0, c.flops * profile_.power.bf16_pJ_per_flop * 1e-12 / t, 0.0};
+  return {0.0, attention_flops_run(c) * profile_.power.bf16_pJ_per_flop * 1e-12 / t, 0.0};
+}
+
+void CalibratedCost::set_attention_kernel(AttentionKernel k) {
+  if (k == AttentionKernel::kFa2 && !profile_.attention_fa2.present())
+    throw std::invalid_argument("profile '" + profile_.file + "' has no attention_fa2 section");
+  attention_ = k;
+}
+
+double CalibratedCost::attention_flops_run(const sim::GenericCompute& c) const {
+  return attention_ == AttentionKernel::kFa2 && c.flops_one_head_dim > 0 ? c.flops_one_head_dim : c.flops;
+}
+
+double CalibratedCost::attention_us(const sim::GenericCompute& c, double share) const {
+  const bool fwd = c.kind == sim::ComputeKind::kAttentionForward;
+  const KernelModel& k = profile_.kernels;
+  const AttentionFa2Model& f = profile_.attention_fa2;
+  const bool fa2 = attention_ == AttentionKernel::kFa2;
+  const double us = fa2 ? (fwd ? f.attn_fwd_us : f.attn_bwd_us) : (fwd ? k.attn_fwd_us : k.attn_bwd_us);
+  const double tflops =
+      fa2 ? (fwd ? f.attn_fwd_tflops : f.attn_bwd_tflops) : (fwd ? k.attn_fwd_tflops : k.attn_bwd_tflops);
+  return us + attention_flops_run(c) / (tflops * 1e6 * share);
 }
 
 double CalibratedCost::hbm_J_per_byte(int) const { return power_capped_ ? profile_.power.hbm_pJ_per_byte * 1e-12 : 0.0; }
@@ -210,8 +234,10 @@ sim::Time CalibratedCost::compute_time(int gpu, const sim::GenericCompute& c, in
   const double share = static_cast<double>(std::max(1, sms)) / gpu_.sms;
   double us = 0;
   switch (c.kind) {
-    case sim::ComputeKind::kAttentionForward: us = k.attn_fwd_us + c.flops / (k.attn_fwd_tflops * 1e6 * share); break;
-    case sim::ComputeKind::kAttentionBackward: us = k.attn_bwd_us + c.flops / (k.attn_bwd_tflops * 1e6 * share); break;
+    case sim::ComputeKind::kAttentionForward:
+    case sim::ComputeKind::kAttentionBackward:
+      us = attention_us(c, share);
+      break;
     case sim::ComputeKind::kMemoryBound: {
       const double GBps = std::min(k.memory_GBps(c.form), profile_.comm.sm_copy_GBps / comm_slowdown_ * std::max(1, sms));
       us = std::max(roofline_.compute_time(gpu, c, sms).to_seconds() * 1e6, c.bytes / (GBps * 1e3));

@@ -57,6 +57,10 @@ class CalibratedCost : public sim::CostModel {
   double compute_stretch(int gpu, double MHz, const sim::GenericCompute& c) const override;
   bool compute_follows_clock(int gpu, const sim::GenericCompute& c) const override;
 
+  // Throws std::invalid_argument for kFa2 on a profile without its section.
+  void set_attention_kernel(AttentionKernel k);
+  AttentionKernel attention_kernel() const { return attention_; }
+
   const GpuProfile& profile() const { return profile_; }
   // The GEMM model a type runs on: BF16 on the profile's BF16 rates where it has them, every other
   // type on the FP8 ones, at mma_scale of them.
@@ -76,8 +80,13 @@ class CalibratedCost : public sim::CostModel {
   // over its wave's phase spread (hw/gemm_traffic.h); cached for the process.
   double traffic_bytes(const sim::GemmShape& g, int sms, double l2_share, double residency_over_skew) const;
 
+  // An attention op's time and the FLOPs its kernel runs, by attention_ (kAttention* kinds only).
+  double attention_us(const sim::GenericCompute& c, double share) const;
+  double attention_flops_run(const sim::GenericCompute& c) const;
+
   GpuSpec gpu_;
   GpuProfile profile_;
+  AttentionKernel attention_ = AttentionKernel::kSdpa;
   GemmModel bf16_gemm_;    // profile_.gemm at the BF16 rates, where the profile has them
   RooflineCost roofline_;  // generic kernels
   double running_MHz_ = 0;  // 0: the fits' own clocks

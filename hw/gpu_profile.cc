@@ -42,6 +42,8 @@ const char* KernelModel::param_name(int i) {
   return kNames[i].c_str();
 }
 
+const char* AttentionFa2Model::param_name(int i) { return KernelModel::param_name(i); }
+
 const char* KernelClockModel::param_name(int i) {
   static const std::array<std::string, kParams> kNames = [] {
     std::array<std::string, kParams> n{"memory_fit_MHz", "attention_fit_MHz", "attention_fwd", "attention_bwd"};
@@ -137,9 +139,9 @@ GemmModel with_bf16_rates(const GemmModel& fp8, const GemmBf16Model& bf16) {
 }
 
 GpuProfile parse_profile(const YamlNode& root) {
-  const YamlMap m(
-      root, {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_tiles", "gemm_bf16", "gemm_fp8_tiles",
-             "gemm_range", "comm", "comm_range", "deepep", "kernels", "clocks", "memory", "power", "kernel_clock"});
+  const YamlMap m(root, {"schema_version", "gpu", "note", "fitted_from", "gemm", "gemm_tiles", "gemm_bf16",
+                         "gemm_fp8_tiles", "gemm_range", "comm", "comm_range", "deepep", "kernels", "attention_fa2",
+                         "clocks", "memory", "power", "kernel_clock"});
   m.required("schema_version").as_int(1, 1);
   GpuProfile p;
   p.file = root.file();
@@ -198,6 +200,13 @@ GpuProfile parse_profile(const YamlNode& root) {
     p.kernels = KernelModel{v[0], v[1], v[2], v[3], v[4], v[KernelModel::kLaunchGap], {}};
     for (int f = 1; f < sim::kMemoryForms; ++f) p.kernels.form_GBps[f] = v[KernelModel::form_param(static_cast<sim::MemoryForm>(f))];
     if (!p.kernels.present() || v[3] <= 0 || v[4] <= 0) k->fail("'kernels' rates must be positive");
+  }
+  if (const auto k = m.optional("attention_fa2")) {
+    if (!p.kernels.present())
+      k->fail("'attention_fa2' needs the 'kernels' section (the memory-bound kernels around it)");
+    double v[AttentionFa2Model::kParams];
+    p.attention_fa2_params = parse_params<AttentionFa2Model::kParams>(*k, &AttentionFa2Model::param_name, v);
+    p.attention_fa2 = AttentionFa2Model{v[0], v[1], v[2], v[3]};  // parse_param refuses values not above 0
   }
   if (const auto k = m.optional("clocks")) {
     double v[ClockModel::kParams];

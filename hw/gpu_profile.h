@@ -95,6 +95,21 @@ struct KernelModel {
   bool present() const { return attn_fwd_tflops > 0; }  // profiles fitted before these kernels were measured
 };
 
+// FlashAttention-2 as PyTorch's flash backend runs it (optional section `attention_fa2`), the same
+// form as KernelModel's attention: attn_*_us per call plus its FLOPs at attn_*_tflops. It takes one
+// head dim for q, k and v, so its FLOPs are those of sim::GenericCompute::flops_one_head_dim. The
+// kernel a scenario's `cost_model: {attention_kernel: fa2}` runs in place of SDPA's own pick.
+struct AttentionFa2Model {
+  double attn_fwd_us = 0, attn_fwd_tflops = 0, attn_bwd_us = 0, attn_bwd_tflops = 0;
+  static constexpr int kParams = 4;
+  static const char* param_name(int i);  // the names of KernelModel's first four
+  bool present() const { return attn_fwd_tflops > 0; }
+};
+
+// Which kernel runs attention: the one SDPA picks itself (KernelModel; cuDNN's on Hopper), or
+// FlashAttention-2 (AttentionFa2Model), on the FLOPs it runs with v padded.
+enum class AttentionKernel : uint8_t { kSdpa, kFa2 };
+
 // SM clocks: the clock each fit's measurements ran at, and the mean clock the GPU holds under
 // sustained load (back-to-back GEMMs beside a copy kernel, pinned at the power limit). A run under
 // sustained load scales SM-clock-bound time (GEMM tiles, the copy kernel's per-SM rate) by their
@@ -178,12 +193,14 @@ struct GpuProfile {
   CommModel comm;
   DeepEpModel deepep;   // optional
   KernelModel kernels;  // optional: absent, those kernels run on the datasheet roofline
+  AttentionFa2Model attention_fa2;  // optional; needs the kernels section
   ClockModel clocks;    // optional
   MemoryModel memory;   // optional
   PowerModel power;     // optional (hw/power_model.h); needs the clocks section
   KernelClockModel kernel_clock;  // optional; needs the power section
   std::map<std::string, ProfileParam> gemm_params, gemm_bf16_params, gemm_fp8_tiles_params, comm_params, deepep_params,
-      kernel_params, clock_params, memory_params, power_params, kernel_clock_params;  // by parameter name
+      kernel_params, attention_fa2_params, clock_params, memory_params, power_params,
+      kernel_clock_params;                                       // by parameter name
   std::map<std::string, ProfileRange> gemm_range, comm_range;    // sms, m, n, k / ctas, size_bytes
   std::vector<std::string> fitted_from;                          // measurement files with provenance
 };

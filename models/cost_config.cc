@@ -67,10 +67,12 @@ CostModelConfig parse_cost(const std::optional<YamlNode>& node, ClusterConfig& c
   CostModelConfig c;
   c.comm_bw_per_sm_GBps = hw::RooflineParams{}.comm_bw_per_sm_GBps;
   if (!node) return c;
-  const YamlMap m(*node, {"kind", "comm_bw_per_sm_GBps", "profile"});
+  const YamlMap m(*node, {"kind", "comm_bw_per_sm_GBps", "profile", "attention_kernel"});
   c.kind = m.required("kind").as_enum({"roofline", "calibrated"});
   if (c.kind == "roofline") {
     if (auto v = m.optional("profile")) v->fail("'profile' applies to kind 'calibrated'");
+    if (auto v = m.optional("attention_kernel"))
+      v->fail("'attention_kernel' applies to kind 'calibrated': the roofline times no kernel of its own");
     if (auto v = m.optional("comm_bw_per_sm_GBps")) c.comm_bw_per_sm_GBps = v->as_double(0, 1e5, true);
     return c;
   }
@@ -91,6 +93,13 @@ CostModelConfig parse_cost(const std::optional<YamlNode>& node, ClusterConfig& c
     (p ? *p : m.node()).fail("profile '" + prof.file + "' is calibrated for " + prof.gpu + ", but the cluster's GPUs are " +
                              cluster.gpu.name + " (carry it over with `clustersim calibrate carry PROFILE --to " +
                              cluster.gpu.name + " -o FILE`)");
+  if (const auto v = m.optional("attention_kernel"); v && v->as_enum({"sdpa", "fa2"}) == "fa2") {
+    if (!prof.attention_fa2.present())
+      v->fail("profile '" + prof.file +
+              "' has no FlashAttention-2 rates (its 'attention_fa2' section: `clustersim calibrate fit` "
+              "writes it from attention_bench.py's flash-backend calls)");
+    c.attention_kernel = hw::AttentionKernel::kFa2;
+  }
   use_profile(c, cluster, std::move(prof));
   return c;
 }
@@ -109,9 +118,12 @@ void use_profile(CostModelConfig& cost, ClusterConfig& cluster, hw::GpuProfile p
 
 std::unique_ptr<sim::CostModel> make_cost_model(const CostModelConfig& cost, const hw::GpuSpec& gpu) {
   // A training step runs each GPU at the clock its power limit leaves, where the profile says how.
-  if (cost.kind == "calibrated")
-    return std::make_unique<hw::CalibratedCost>(
+  if (cost.kind == "calibrated") {
+    auto c = std::make_unique<hw::CalibratedCost>(
         gpu, *cost.profile, cost.fit_clocks ? hw::ClockLoad::kFit : hw::training_clock_load(*cost.profile));
+    c->set_attention_kernel(cost.attention_kernel);
+    return c;
+  }
   hw::RooflineParams params;
   params.comm_bw_per_sm_GBps = cost.comm_bw_per_sm_GBps;
   return std::make_unique<hw::RooflineCost>(gpu, params);

@@ -72,6 +72,8 @@ struct CostModelConfig {
   // limit, or the sustained clock): a case that reproduces a benchmark run alone, as a published
   // table's. Set by code, not by scenario files.
   bool fit_clocks = false;
+  // Calibrated only: the attention kernel (`attention_kernel: sdpa | fa2`).
+  hw::AttentionKernel attention_kernel = hw::AttentionKernel::kSdpa;
 };
 
 enum class OpType : uint8_t { kGemm, kCompute, kCollective, kSend };

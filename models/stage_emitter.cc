@@ -117,8 +117,9 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
     const LayerOp& op = (*ops_)[ops_->size() == 1 ? 0 : ep_rank_[i]][c.index];
     const sim::OpId id = op.kind == LayerOpKind::kGemm
                              ? g_.add_gemm(compute_[i], op.gemm, c.label)
-                             : g_.add_compute(compute_[i], sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16,
-                                                                               compute_kind(op), op.form},
+                             : g_.add_compute(compute_[i],
+                                              sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16,
+                                                                  compute_kind(op), op.form, op.flops_one_head_dim},
                                               c.label);
     take_pending(c.slot, i, id);
     // Data from the chunk's last collective: everything but the shared expert waits for it.

@@ -55,6 +55,7 @@ nlohmann::json profile_json(const hw::GpuProfile& p) {
   add("comm", p.comm_params);
   add("deepep", p.deepep_params);
   add("kernels", p.kernel_params);
+  add("attention_fa2", p.attention_fa2_params);
   add("clocks", p.clock_params);
   add("memory", p.memory_params);
   add("power", p.power_params);

@@ -65,6 +65,9 @@ struct GenericCompute {
   DType dtype = DType::kBf16;
   ComputeKind kind = ComputeKind::kGeneric;
   MemoryForm form = MemoryForm::kAny;  // kMemoryBound only
+  // Attention only: the FLOPs with v at q/k's head dim, as a kernel that takes one head dim for q,
+  // k and v runs them (FlashAttention-2, MLA's v padded from 128 to 192); 0: `flops`.
+  double flops_one_head_dim = 0;
 };
 
 // kAllToAllV comes last so the numbering of the others stays as it was.

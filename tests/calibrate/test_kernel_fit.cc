@@ -23,7 +23,17 @@ calibrate::AttentionCase call(int64_t heads, int64_t seq, bool backward, const h
   calibrate::AttentionCase c;
   c.backend = "default";
   c.backward = backward;
-  c.batch = 1, c.heads = heads, c.seq = seq, c.d_qk = 192, c.d_v = 128;
+  c.batch = 1, c.heads = heads, c.seq = seq, c.d_qk = 192, c.d_v = 128, c.d_v_run = 128;
+  c.time_us = calibrate::kernel_model_us(truth, c);
+  return c;
+}
+// A FlashAttention-2 call (the flash backend) on a shape of one head dim, or MLA's with v padded.
+calibrate::AttentionCase fa2_call(int64_t heads, int64_t seq, bool backward, bool mla,
+                                  const hw::AttentionFa2Model& truth) {
+  calibrate::AttentionCase c;
+  c.backend = "flash";
+  c.backward = backward;
+  c.batch = 1, c.heads = heads, c.seq = seq, c.d_qk = mla ? 192 : 128, c.d_v = 128, c.d_v_run = c.d_qk;
   c.time_us = calibrate::kernel_model_us(truth, c);
   return c;
 }
@@ -51,6 +61,59 @@ TEST_CASE("the kernel fit recovers attention and memory rates from synthetic tim
   CHECK(f.attn_fwd_cases == 9);
   CHECK(f.elementwise_cases == 3);
   CHECK(f.attn_fwd.worst_error < 1e-9);
+  // No flash-backend calls: no FlashAttention-2 section.
+  CHECK_FALSE(f.fa2.present());
+}
+
+TEST_CASE("the kernel fit recovers FlashAttention-2 on the FLOPs it ran, v padded", "[calibrate][fit]") {
+  const hw::KernelModel sdpa{40, 600, 150, 450, 3000};
+  const hw::AttentionFa2Model truth{90, 330, 300, 270};
+  calibrate::MeasurementSet set;
+  for (bool bwd : {false, true}) {
+    set.attentions.push_back(call(128, 4096, bwd, sdpa));
+    set.attentions.push_back(call(64, 2048, bwd, sdpa));
+    for (int64_t s : {2048, 8192}) set.attentions.push_back(fa2_call(64, s, bwd, false, truth));
+    set.attentions.push_back(fa2_call(128, 4096, bwd, true, truth));
+  }
+  set.memory_bound.push_back({"x", "compiled", 1e9, 400});
+  const calibrate::KernelFit f = calibrate::fit_kernels(set);
+  REQUIRE(f.fa2.present());
+  CHECK(f.fa2.attn_fwd_us == Approx(90).epsilon(1e-6));
+  CHECK(f.fa2.attn_fwd_tflops == Approx(330).epsilon(1e-6));
+  CHECK(f.fa2.attn_bwd_us == Approx(300).epsilon(1e-6));
+  CHECK(f.fa2.attn_bwd_tflops == Approx(270).epsilon(1e-6));
+  CHECK(f.fa2_fwd_cases == 3);
+  CHECK(f.fa2_bwd.worst_error < 1e-9);
+  // The SDPA fit saw none of them.
+  CHECK(f.model.attn_fwd_tflops == Approx(600).epsilon(1e-6));
+  CHECK(f.attn_fwd_cases == 2);
+  // The padded call ran 192 / 160 of MLA's FLOPs forward: (192 + 192) / (192 + 128).
+  const calibrate::AttentionCase mla = fa2_call(128, 4096, false, true, truth);
+  CHECK(calibrate::attention_case_flops_as_run(mla) == Approx(calibrate::attention_case_flops(mla) * 384 / 320));
+}
+
+TEST_CASE("a calibrated cost runs attention on FlashAttention-2 where told, on the padded FLOPs", "[calibrate][cost]") {
+  const hw::GpuProfile& p = *hw::find_profile("h800");
+  REQUIRE(p.attention_fa2.present());
+  hw::CalibratedCost cost(*hw::find_gpu("h800"), p, hw::ClockLoad::kFit);
+  const double f = models::attention_flops(1, 128, 4096, 192, 128, true, false);
+  const double padded = models::attention_flops(1, 128, 4096, 192, 192, true, false);
+  const sim::GenericCompute fwd{
+      f, 1e6, sim::DType::kBf16, sim::ComputeKind::kAttentionForward, sim::MemoryForm::kAny, padded};
+  const double sdpa_us = cost.compute_time(0, fwd, 132).to_seconds() * 1e6;
+  CHECK(sdpa_us == Approx(p.kernels.attn_fwd_us + f / (p.kernels.attn_fwd_tflops * 1e6)).epsilon(1e-6));
+  cost.set_attention_kernel(hw::AttentionKernel::kFa2);
+  const double fa2_us = cost.compute_time(0, fwd, 132).to_seconds() * 1e6;
+  CHECK(fa2_us == Approx(p.attention_fa2.attn_fwd_us + padded / (p.attention_fa2.attn_fwd_tflops * 1e6)).epsilon(1e-6));
+  CHECK(fa2_us > 2 * sdpa_us);  // MLA's forward on the H800: 1.17 ms by cuDNN, 2.62 by FlashAttention-2
+  // Its draw counts the FLOPs it runs.
+  CHECK(cost.compute_power(0, fwd, 132).mma_W ==
+        Approx(padded * p.power.bf16_pJ_per_flop * 1e-12 / (fa2_us * 1e-6)).epsilon(1e-5));
+  // A profile without the section refuses it.
+  hw::GpuProfile none = p;
+  none.attention_fa2 = {};
+  hw::CalibratedCost plain(*hw::find_gpu("h800"), none, hw::ClockLoad::kFit);
+  CHECK_THROWS_AS(plain.set_attention_kernel(hw::AttentionKernel::kFa2), std::invalid_argument);
 }
 
 TEST_CASE("a calibrated profile times attention and memory-bound kernels by kind", "[calibrate][cost]") {
@@ -113,6 +176,17 @@ TEST_CASE("the H200 attention and memory-bound data read and fit as the bundled 
   CHECK(calibrate::fit_kernels(events).model.elementwise_GBps < 0.7 * f.model.elementwise_GBps);
   CHECK(f.attn_fwd.median_error < 0.05);
   CHECK(f.attn_bwd.median_error < 0.10);
+  // FlashAttention-2 from the flash backend's 10 calls per pass, MLA's among them with v padded to 192.
+  REQUIRE(f.fa2.present());
+  CHECK(f.fa2_fwd_cases == 10);
+  CHECK(f.fa2.attn_fwd_tflops == Approx(p.attention_fa2.attn_fwd_tflops).epsilon(1e-9));
+  CHECK(f.fa2.attn_bwd_tflops == Approx(p.attention_fa2.attn_bwd_tflops).epsilon(1e-9));
+  CHECK(f.fa2.attn_fwd_tflops < 0.6 * f.model.attn_fwd_tflops);  // an Ampere-style kernel on Hopper
+  CHECK(f.fa2_fwd.median_error < 0.05);
+  CHECK(f.fa2_bwd.median_error < 0.10);
+  bool mla_padded = false;
+  for (const auto& a : set.attentions) mla_padded |= calibrate::fa2_case(a) && a.d_v == 128 && a.d_v_run == 192;
+  CHECK(mla_padded);
 }
 
 TEST_CASE("validate runs the attention and memory-bound calls through the engine", "[calibrate][data]") {
@@ -126,7 +200,7 @@ TEST_CASE("validate runs the attention and memory-bound calls through the engine
   // On the whole GPU the engine's time is the fit's closed form (kernel_model_us).
   std::vector<double> closed;
   for (const auto& a : set.attentions)
-    if (a.backend == "default") closed.push_back(calibrate::kernel_model_us(p.kernels, a));
+    if (calibrate::fitted_case(a)) closed.push_back(calibrate::kernel_model_us(p.kernels, a));
   size_t i = 0;
   for (const auto& c : v.cases)
     if (c.kind == "attention") CHECK(c.predicted_us == Approx(closed.at(i++)).epsilon(1e-6));

@@ -184,6 +184,28 @@ TEST_CASE("a profile's DeepEP pace: read, written, carried, priced per channel, 
   refused_on_line_of(bad, at, "internode_channel_GBps");
 }
 
+TEST_CASE("a profile's FlashAttention-2 rates: read, written, carried, and refused without kernels",
+          "[calibrate][profile]") {
+  const hw::GpuProfile& h200 = *hw::find_profile("h200");
+  REQUIRE(h200.attention_fa2.present());
+  const std::string text = calibrate::profile_yaml(h200);
+  const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(text, "round-trip.yaml"));
+  CHECK(back.attention_fa2.attn_fwd_tflops == Approx(h200.attention_fa2.attn_fwd_tflops).epsilon(1e-10));
+  CHECK(back.attention_fa2.attn_bwd_us == Approx(h200.attention_fa2.attn_bwd_us).epsilon(1e-10));
+  CHECK(back.attention_fa2_params.at("attn_fwd_tflops").origin == "measured");
+  // The tensor cores' work of the same chip: carried unchanged.
+  const hw::GpuProfile h800 = calibrate::carry_profile(h200, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
+  CHECK(h800.attention_fa2.attn_bwd_tflops == h200.attention_fa2.attn_bwd_tflops);
+  CHECK(h800.attention_fa2_params.at("attn_bwd_tflops").origin == "carried");
+  // Without the kernels section (the memory-bound kernels around it) the section is refused at its line.
+  std::string bad = text;
+  const auto from = bad.find("\nkernels:\n") + 1, to = bad.find("\nattention_fa2:\n") + 1;
+  REQUIRE(to > from);
+  bad.erase(from, to - from);
+  refused_on_line_of(bad, bad.find("  attn_fwd_us", bad.find("attention_fa2:")),
+                     "'attention_fa2' needs the 'kernels' section");
+}
+
 TEST_CASE("a profile's power section is refused where it cannot hold", "[calibrate][profile][power]") {
   const std::string good = calibrate::profile_yaml(*hw::find_profile("h200"));
   const auto refused = [&](std::string text, const char* why) {

@@ -3,15 +3,14 @@
 // scenario overrides them, a relative profile path starts at the scenario's folder, and uses
 // beyond the measured range are reported.
 #include <catch2/catch.hpp>
-
 #include <cmath>
-
 #include <filesystem>
 #include <string>
 
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 #include "hw/power_model.h"
+#include "hw/user_error.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 #include "sim/power_window.h"
@@ -120,6 +119,35 @@ TEST_CASE("uses beyond the profile's measured range are reported, those inside a
                                        Catch::Contains("in 1 of 1 GEMM ops"));
   REQUIRE_THAT(r.cost_warnings[1], Catch::Contains("bytes per GPU") && Catch::Contains("communication ops"));
   REQUIRE(run_scenario(load_scenario_text(scenario(""), "t.yaml")).cost_warnings.empty());
+}
+
+TEST_CASE("attention_kernel picks FlashAttention-2 where the profile has its rates, and is refused elsewhere") {
+  const Scenario fa2 =
+      load_scenario_text(scenario("cost_model: {kind: calibrated, profile: h800, attention_kernel: fa2}\n"), "t.yaml");
+  REQUIRE(fa2.cost.attention_kernel == hw::AttentionKernel::kFa2);
+  REQUIRE_THAT(run_scenario(fa2).cost_model, Catch::Contains("attention by FlashAttention-2"));
+  REQUIRE(load_scenario_text(scenario(kCalibrated), "t.yaml").cost.attention_kernel == hw::AttentionKernel::kSdpa);
+  const auto refused = [](const std::string& text, const std::string& what) {
+    try {
+      load_scenario_text(text, "t.yaml");
+      FAIL("accepted");
+    } catch (const hw::UserError& e) {
+      REQUIRE_THAT(std::string(e.what()), Catch::Contains(what));
+    }
+  };
+  refused(scenario("cost_model: {kind: roofline, attention_kernel: fa2}\n"),
+          "t.yaml:8:48: 'attention_kernel' applies to kind 'calibrated'");
+  refused(scenario("cost_model: {kind: calibrated, profile: h800, attention_kernel: fa3}\n"), "t.yaml:8:65:");
+  // A profile fitted without the flash backend's calls has no section to run it on.
+  test::TempDir dir;
+  std::string yaml = test::read_file(test::source_dir() + "/hw/profiles/h800.yaml");
+  const size_t from = yaml.find("attention_fa2:");
+  REQUIRE(from != std::string::npos);
+  const size_t to = yaml.find("\n", yaml.find("attn_bwd_tflops", from));
+  yaml.erase(from, to + 1 - from);
+  test::write_file(dir.file("plain.yaml"), yaml);
+  refused(scenario("cost_model: {kind: calibrated, profile: " + dir.file("plain.yaml") + ", attention_kernel: fa2}\n"),
+          "has no FlashAttention-2 rates");
 }
 
 }  // namespace

@@ -116,7 +116,8 @@ TEST_CASE("a calibrated run's report names every profile parameter the cost mode
   size_t in_file = 0;
   for (size_t at = 0; (at = yaml.find("{value: ", at)) != std::string::npos; ++at) ++in_file;
   CHECK(prof["params"].size() == in_file);
-  for (const char* g : {"gemm", "gemm_bf16", "gemm_fp8_tiles", "comm", "kernels", "clocks", "memory", "power"}) {
+  for (const char* g :
+       {"gemm", "gemm_bf16", "gemm_fp8_tiles", "comm", "kernels", "attention_fa2", "clocks", "memory", "power"}) {
     INFO(g);
     CHECK(groups.count(g) == 1);
   }
