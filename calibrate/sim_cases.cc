@@ -55,8 +55,10 @@ sim::Time simulate_gemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const G
   return Node(p, gpu, 1, c.sms, c.clock_MHz).run(g).makespan;
 }
 
-sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k) {
+sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k,
+                          hw::AttentionKernel attention) {
   Node node(p, gpu, 1, gpu.sms);
+  node.cost.set_attention_kernel(attention);
   sim::OpGraph g;
   g.add_compute(g.add_stream(0, 0, "kernel"), k, "kernel");
   return node.run(g).makespan;

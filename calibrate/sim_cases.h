@@ -12,8 +12,9 @@ namespace cs::calibrate {
 
 sim::Time simulate_gemm(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const GemmCase& c);
 sim::Time simulate_all_to_all(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const AllToAllCase& c);
-// One attention call or memory-bound kernel on the whole GPU.
-sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k);
+// One attention call (on `attention`'s kernel) or memory-bound kernel on the whole GPU.
+sim::Time simulate_kernel(const hw::GpuProfile& p, const hw::GpuSpec& gpu, const sim::GenericCompute& k,
+                          hw::AttentionKernel attention = hw::AttentionKernel::kSdpa);
 
 // An overlap case as the bench ran it: the case's GEMMs one after another on the compute SMs, its
 // all-to-alls one after another on the comm SMs, both streams starting together.

@@ -141,6 +141,22 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
                            .to_seconds() * 1e6;
       v.cases.push_back(k);
     }
+    for (const AttentionCase& c : set.attentions) {
+      if (!p.attention_fa2.present() || !fa2_case(c)) continue;
+      CaseCheck k;
+      k.kind = "attention_fa2";
+      k.label = c.name + (c.d_v_run != c.d_v ? " (v padded)" : "") + (c.backward ? " backward" : " forward");
+      k.measured_us = c.time_us;
+      const sim::GenericCompute op{
+          attention_case_flops(c),
+          0,
+          sim::DType::kBf16,
+          c.backward ? sim::ComputeKind::kAttentionBackward : sim::ComputeKind::kAttentionForward,
+          sim::MemoryForm::kAny,
+          attention_case_flops_as_run(c)};
+      k.predicted_us = simulate_kernel(p, gpu, op, hw::AttentionKernel::kFa2).to_seconds() * 1e6;
+      v.cases.push_back(k);
+    }
     // A kernel alone, without the launch gap the simulator puts before it in a stream: neither
     // its device time nor one call's CUDA-event time counts the device's gap to a next kernel.
     hw::GpuProfile alone = p;
@@ -167,6 +183,7 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
     }
   }
   v.attention = stats(v.cases, {"attention"}, false);
+  v.attention_fa2 = stats(v.cases, {"attention_fa2"}, false);
   v.memory_bound = stats(v.cases, {"memory_bound"}, false);
   v.memory_forms = stats(v.cases, {"memory_form"}, false);
   for (const OverlapCase& c : set.overlaps) {

@@ -13,7 +13,9 @@
 namespace cs::calibrate {
 
 struct CaseCheck {
-  std::string kind;   // gemm | gemm_bf16 | gemm_fp8_blocks | gemm_fp8_tiles | all_to_all | attention | memory_bound | memory_form | overlap (the window's makespan) | pipeline (a step) | power (a GEMM call under the power limit)
+  std::string kind;  // gemm | gemm_bf16 | gemm_fp8_blocks | gemm_fp8_tiles | all_to_all | attention | attention_fa2 |
+                     // memory_bound | memory_form | overlap (the window's makespan) | pipeline (a step) | power (a GEMM
+                     // call under the power limit)
   std::string label;  // the shape or the size, with the SMs
   double measured_us = 0, predicted_us = 0;
   bool held_out = false;
@@ -42,6 +44,7 @@ struct Validation {
   // both scalings' cases; the tiles' alone.
   FitStats gemm_scalings, gemm_tiles;
   FitStats attention, memory_bound;  // the calls the fit used (the profile's kernels section)
+  FitStats attention_fa2;            // the flash backend's calls, where the profile has attention_fa2
   FitStats memory_forms;             // memory_bound_forms.py's kernels at the rates fitted to them
   FitStats overlap;   // never fitted: every case is held out
   FitStats pipeline;  // whole pipeline-parallel steps; never fitted: every case is held out

@@ -63,6 +63,7 @@ void print_validation(const calibrate::Validation& v, bool every_case) {
   print_stats("all-to-all, held out", v.comm_held);
   print_stats("all-to-all, all", v.comm_all);
   if (v.attention.cases > 0) print_stats("attention (fitted)", v.attention);
+  if (v.attention_fa2.cases > 0) print_stats("FlashAttention-2 (fitted)", v.attention_fa2);
   if (v.memory_bound.cases > 0) print_stats("memory-bound (fitted)", v.memory_bound);
   if (v.memory_forms.cases > 0) print_stats("memory-bound forms (fitted)", v.memory_forms);
   if (v.overlap.cases > 0) print_stats("overlap makespan (unfitted)", v.overlap);

@@ -89,13 +89,23 @@ TEST_CASE("bundled sweeps: cuBLASLt's or DeepGEMM's GEMMs at 4 to 28 communicati
   CHECK(deepgemm.cost.profile->comm.sm_copy_GBps == cublaslt.cost.profile->comm.sm_copy_GBps);
 }
 
+TEST_CASE("bundled sweeps: the attention PyTorch picks or FlashAttention-2, every point valid", "[sweep][bundled]") {
+  const SweepSpec spec =
+      load_sweep_file(cs::test::source_dir() + "/scenarios/sweeps/deepseek-v3-attention-kernels.yaml");
+  const auto points = expand_sweep(spec);
+  REQUIRE(points.size() == 2);
+  CHECK(refused("deepseek-v3-attention-kernels.yaml").empty());
+  CHECK(sweep_point_scenario(spec, points[0]).cost.attention_kernel == cs::hw::AttentionKernel::kSdpa);
+  CHECK(sweep_point_scenario(spec, points[1]).cost.attention_kernel == cs::hw::AttentionKernel::kFa2);
+}
+
 TEST_CASE("bundled sweeps: every file under scenarios/sweeps is checked here", "[sweep][bundled]") {
   std::set<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(cs::test::source_dir() + "/scenarios/sweeps"))
     files.insert(e.path().filename().string());
-  CHECK(files == std::set<std::string>{"deepseek-v3-fabric.yaml", "deepseek-v3-gemm-kernels.yaml",
-                                       "deepseek-v3-layouts-1000.yaml", "deepseek-v3-schedule-pp.yaml",
-                                       "deepseek-v3-sm-partition.yaml"});
+  CHECK(files == std::set<std::string>{"deepseek-v3-attention-kernels.yaml", "deepseek-v3-fabric.yaml",
+                                       "deepseek-v3-gemm-kernels.yaml", "deepseek-v3-layouts-1000.yaml",
+                                       "deepseek-v3-schedule-pp.yaml", "deepseek-v3-sm-partition.yaml"});
 }
 
 }  // namespace CS_TEST_FILE
