@@ -7,6 +7,12 @@ FLOPs (causal, half the score matrix): forward b*h*s*s*(d_qk + d_v) (2*b*h*s*s*d
 d the q/k dim, the same for PV with the v dim); backward 2.5x forward. Padded cases count the
 useful (unpadded) FLOPs. Every backend is checked against a float64 reference on a small case
 before anything is timed. Usage: python3 attention_bench.py OUT.json
+
+With --long, FlashAttention-2 alone (PyTorch's flash backend) on long sequences: MLA's shape with v
+padded to 192 at seq 2048 to 32768 and multi-head d 128 at 16384 and 32768 (128 heads), the
+sequences the context extension's attention runs on (FlashAttention-2 as DeepSeek's framework ran
+MLA). Its file holds no call of SDPA's own pick, so `calibrate fit` given it refits only the
+profile's attention_fa2 section. Usage: python3 attention_bench.py --long OUT.json
 """
 import json
 import sys
@@ -94,9 +100,34 @@ def bench(name, b, h, s, dqk, dv, backend, pad_v_to=None, runs=25):
     return rec
 
 
+def long_cases():
+    """FlashAttention-2 on the long sequences of the context extension (see the module's doc)."""
+    records = []
+    for s in (2048, 4096, 8192, 16384, 32768):
+        records.append(bench(f"mla_v3_s{s}_vpad192", 1, 128, s, 192, 128, "flash", pad_v_to=192, runs=10))
+    for s in (16384, 32768):
+        records.append(bench(f"mha_s{s}_h128_d128", 1, 128, s, 128, 128, "flash", runs=10))
+    return records
+
+
 def main():
-    out_path = sys.argv[1]
+    long = sys.argv[1] == "--long"
+    out_path = sys.argv[2] if long else sys.argv[1]
     torch.backends.cuda.matmul.allow_tf32 = False
+    if long:
+        records = long_cases()
+        doc = {"schema_version": 1, "provenance": provenance("kernels/torch/attention_bench.py --long"),
+               "bench": {"dtype": "bf16", "causal": True, "layout": "b h s d, contiguous",
+                         "timing": "CUDA events around each call, 5 warm-up calls, median of 10",
+                         "backward": "torch.autograd.grad(out, (q, k, v), grad_out, retain_graph=True): "
+                                     "dq, dk, dv without accumulation",
+                         "flops": "fwd b*h*s*s*(d_qk+d_v) (causal half), bwd 2.5x fwd; padded cases count "
+                                  "the unpadded d_v",
+                         "check": "forward and gradients vs float64 math on b1 h2 s256, relative L2 < 3e-2"},
+               "cases": records}
+        with open(out_path, "w") as f:
+            json.dump(doc, f, indent=1)
+        return
     records = []
     for backend in [None, "flash", "cudnn", "efficient"]:
         records.append(bench("mla_v3", 1, 128, 4096, 192, 128, backend))
