@@ -76,9 +76,12 @@ double kernel_model_us(const hw::KernelModel& k, const AttentionCase& c) {
                     : k.attn_fwd_us + flops(c) / (k.attn_fwd_tflops * 1e6);
 }
 
+int fa2_head_dim(const AttentionCase& c) { return static_cast<int>(std::max(c.d_qk, c.d_v_run)); }
+
 double kernel_model_us(const hw::AttentionFa2Model& k, const AttentionCase& c) {
+  const hw::AttentionFa2Model::Rates& r = k.rates_for(fa2_head_dim(c));
   const double f = attention_case_flops_as_run(c);
-  return c.backward ? k.attn_bwd_us + f / (k.attn_bwd_tflops * 1e6) : k.attn_fwd_us + f / (k.attn_fwd_tflops * 1e6);
+  return c.backward ? r.bwd_us + f / (r.bwd_tflops * 1e6) : r.fwd_us + f / (r.fwd_tflops * 1e6);
 }
 
 double kernel_model_us(const hw::KernelModel& k, const MemoryBoundCase& c) { return c.bytes / (k.elementwise_GBps * 1e3); }
@@ -92,19 +95,22 @@ KernelFit fit_kernels(const MeasurementSet& set) {
     (backward ? f.model.attn_bwd_tflops : f.model.attn_fwd_tflops) = p.tflops;
     (backward ? f.attn_bwd_cases : f.attn_fwd_cases) = p.cases;
   }
-  // FlashAttention-2 where its calls were timed: an optional kernel, so too few calls leave it out.
-  const auto fa2 = [](const AttentionCase& c) { return fa2_case(c); };
-  const auto fa2_calls = [&](bool backward) {
-    return std::count_if(set.attentions.begin(), set.attentions.end(),
-                         [&](const AttentionCase& c) { return fa2_case(c) && c.backward == backward; });
-  };
-  if (fa2_calls(false) >= 2 && fa2_calls(true) >= 2) {
-    for (bool backward : {false, true}) {
-      const PassFit p = fit_pass(set.attentions, backward, fa2, attention_case_flops_as_run, "FlashAttention-2");
-      (backward ? f.fa2.attn_bwd_us : f.fa2.attn_fwd_us) = p.us;
-      (backward ? f.fa2.attn_bwd_tflops : f.fa2.attn_fwd_tflops) = p.tflops;
-      (backward ? f.fa2_bwd_cases : f.fa2_fwd_cases) = p.cases;
-    }
+  // FlashAttention-2 where its calls were timed, a fit per kernel (head dim): its kernels differ in
+  // tiles, so one rate across them errs by the head dim. Optional: a kernel with too few calls is
+  // left out.
+  using Fa2 = hw::AttentionFa2Model;
+  for (int k = 0; k < static_cast<int>(Fa2::kHeadDims.size()); ++k) {
+    const auto of_kernel = [k](const AttentionCase& c) { return fa2_case(c) && Fa2::kernel_of(fa2_head_dim(c)) == k; };
+    const auto calls = [&](bool backward) {
+      return std::count_if(set.attentions.begin(), set.attentions.end(),
+                           [&](const AttentionCase& c) { return of_kernel(c) && c.backward == backward; });
+    };
+    if (calls(false) < 2 || calls(true) < 2) continue;
+    const std::string what = "FlashAttention-2 d" + std::to_string(Fa2::kHeadDims[k]);
+    const PassFit fw = fit_pass(set.attentions, false, of_kernel, attention_case_flops_as_run, what);
+    const PassFit bw = fit_pass(set.attentions, true, of_kernel, attention_case_flops_as_run, what);
+    f.fa2.kernels[k] = {fw.us, fw.tflops, bw.us, bw.tflops};
+    f.fa2_kernels.push_back({Fa2::kHeadDims[k], fw.cases, bw.cases, {}, {}});
   }
   std::vector<double> rates;
   for (const MemoryBoundCase& c : set.memory_bound)
@@ -124,14 +130,22 @@ KernelFit fit_kernels(const MeasurementSet& set) {
   f.attn_fwd = fit_stats(pf, mf);
   f.attn_bwd = fit_stats(pb, mb);
   if (f.fa2.present()) {
-    std::vector<double> qf, nf, qb, nb;
-    for (const AttentionCase& c : set.attentions) {
-      if (!fa2_case(c)) continue;
-      (c.backward ? qb : qf).push_back(kernel_model_us(f.fa2, c));
-      (c.backward ? nb : nf).push_back(c.time_us);
-    }
-    f.fa2_fwd = fit_stats(qf, nf);
-    f.fa2_bwd = fit_stats(qb, nb);
+    // Every flash call, and each fitted kernel's own, by the kernel that times it.
+    const auto stats_of = [&](bool backward, int head_dim) {
+      std::vector<double> pred, meas;
+      for (const AttentionCase& c : set.attentions) {
+        if (!fa2_case(c) || c.backward != backward) continue;
+        if (head_dim > 0 &&
+            hw::AttentionFa2Model::kernel_of(fa2_head_dim(c)) != hw::AttentionFa2Model::kernel_of(head_dim))
+          continue;
+        pred.push_back(kernel_model_us(f.fa2, c)), meas.push_back(c.time_us);
+      }
+      return fit_stats(pred, meas);
+    };
+    f.fa2_fwd = stats_of(false, 0);
+    f.fa2_bwd = stats_of(true, 0);
+    for (KernelFit::Fa2Kernel& k : f.fa2_kernels)
+      k.fwd = stats_of(false, k.head_dim), k.bwd = stats_of(true, k.head_dim);
   }
   f.elementwise = fit_stats(pe, me);
   return f;

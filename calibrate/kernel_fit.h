@@ -14,11 +14,16 @@ struct KernelFit {
   hw::KernelModel model;
   FitStats attn_fwd, attn_bwd, elementwise;
   int attn_fwd_cases = 0, attn_bwd_cases = 0, elementwise_cases = 0;
-  // FlashAttention-2 (PyTorch's flash backend), where at least two of its calls per pass were
-  // timed; absent otherwise.
+  // FlashAttention-2 (PyTorch's flash backend): each of its kernels (hw::AttentionFa2Model's head
+  // dims) of which at least two calls per pass were timed; absent otherwise.
   hw::AttentionFa2Model fa2;
-  FitStats fa2_fwd, fa2_bwd;
-  int fa2_fwd_cases = 0, fa2_bwd_cases = 0;
+  struct Fa2Kernel {
+    int head_dim = 0;
+    int fwd_cases = 0, bwd_cases = 0;
+    FitStats fwd, bwd;
+  };
+  std::vector<Fa2Kernel> fa2_kernels;  // the kernels fitted, by head dim
+  FitStats fa2_fwd, fa2_bwd;           // every flash call timed, each by its kernel's fit
 };
 
 // Attention: per pass, time = a + FLOPs / rate by least squares (relative; a negative fixed time is
@@ -41,6 +46,8 @@ double attention_case_flops(const AttentionCase& c);
 
 // Its FLOPs as the kernel ran them: v at the head dim it ran at.
 double attention_case_flops_as_run(const AttentionCase& c);
+// The one head dim a FlashAttention-2 call ran at: q/k's or v's as run, the larger.
+int fa2_head_dim(const AttentionCase& c);
 
 // The model's time for one measured attention call or memory-bound kernel on the whole GPU.
 double kernel_model_us(const hw::KernelModel& k, const AttentionCase& c);

@@ -435,6 +435,11 @@ void read_measurements(const std::string& path, MeasurementSet& set) {
     Provenance p;
     p.file = path;
     p.program = field(prov, "program", path, "provenance").get<std::string>();
+    // A bench run in one of its modes names them after its own name ("attention_bench.py --long").
+    if (const size_t space = p.program.find(' '); space != std::string::npos) {
+      p.arguments = p.program.substr(space + 1);
+      p.program.resize(space);
+    }
     // The kernels' C++ provenance lists every GPU; the PyTorch scripts name the one they used.
     if (prov.contains("gpu") && prov["gpu"].is_object()) p.gpu = prov["gpu"].value("name", "");
     else if (const json& gpus = field(prov, "gpus", path, "provenance"); gpus.is_array() && !gpus.empty())

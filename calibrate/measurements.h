@@ -15,6 +15,7 @@ namespace cs::calibrate {
 struct Provenance {
   std::string file;      // as given on the command line
   std::string program;   // cs_fp8_gemm, ...
+  std::string arguments;  // what followed the program's name in its provenance, e.g. "--long"; often empty
   std::string gpu;       // first GPU's name, e.g. "NVIDIA H200"
   std::string date_utc;
   std::string git_commit;

@@ -41,9 +41,25 @@ std::string sources_of(const MeasurementSet& set, const std::string& program) {
   return out;
 }
 
+// The files (as sources_of names them) that hold attention calls `use` takes.
+template <class Use>
+std::string attention_sources(const MeasurementSet& set, Use use) {
+  std::vector<bool> has(set.sources.size(), false);
+  for (const AttentionCase& c : set.attentions)
+    if (use(c)) has[static_cast<size_t>(c.source)] = true;
+  std::string out;
+  for (size_t i = 0; i < set.sources.size(); ++i) {
+    if (!has[i]) continue;
+    const Provenance& p = set.sources[i];
+    out += (out.empty() ? "" : ", ") + p.file + " (" + p.gpu + ", " + p.date_utc + ")";
+  }
+  return out;
+}
+
 // Adds a measurement file to the profile's fitted_from, once (a fit names its forms' files first).
 void name_source(const Provenance& s, hw::GpuProfile& p) {
-  const std::string entry = s.file + ": " + s.program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit;
+  const std::string program = s.arguments.empty() ? s.program : s.program + " " + s.arguments;
+  const std::string entry = s.file + ": " + program + " on " + s.gpu + ", " + s.date_utc + ", commit " + s.git_commit;
   if (std::find(p.fitted_from.begin(), p.fitted_from.end(), entry) == p.fitted_from.end()) p.fitted_from.push_back(entry);
 }
 
@@ -213,7 +229,8 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
       return fmt::format("{} of {} cases, median error {:.1f}%, worst {:.1f}%", what, cases, st.median_error * 100,
                          st.worst_error * 100);
     };
-    const std::string attn = sources_of(set, "kernels/torch/attention_bench.py");
+    const std::string attn = attention_sources(set, [](const AttentionCase& c) { return fitted_case(c); });
+    const std::string attn_fa2 = attention_sources(set, [](const AttentionCase& c) { return fa2_case(c); });
     const std::string fwd = note("least squares over SDPA's own backend pick, forward", k.attn_fwd_cases, k.attn_fwd) + ": " + attn;
     const std::string bwd = note("least squares over SDPA's own backend pick, backward", k.attn_bwd_cases, k.attn_bwd) + ": " + attn;
     const std::string mem = note("median bytes / time of the fused (compiled) kernels", k.elementwise_cases, k.elementwise) +
@@ -225,16 +242,19 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
       p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
     if (k.fa2.present()) {
       p.attention_fa2 = k.fa2;
-      const char* as_run =
-          "FlashAttention-2 (PyTorch's flash backend), FLOPs as it ran them (v padded to q/k's head dim "
-          "where it differs)";
-      const std::string ffwd =
-          note(fmt::format("least squares over {}, forward", as_run), k.fa2_fwd_cases, k.fa2_fwd) + ": " + attn;
-      const std::string fbwd =
-          note(fmt::format("least squares over {}, backward", as_run), k.fa2_bwd_cases, k.fa2_bwd) + ": " + attn;
-      const double w[] = {k.fa2.attn_fwd_us, k.fa2.attn_fwd_tflops, k.fa2.attn_bwd_us, k.fa2.attn_bwd_tflops};
-      for (int i = 0; i < hw::AttentionFa2Model::kParams; ++i)
-        p.attention_fa2_params[hw::AttentionFa2Model::param_name(i)] = {w[i], "measured", i < 2 ? ffwd : fbwd};
+      for (const KernelFit::Fa2Kernel& q : k.fa2_kernels) {
+        const std::string what = fmt::format(
+            "least squares over FlashAttention-2's head-dim-{} kernel (PyTorch's flash backend), FLOPs as it ran them "
+            "(v padded to q/k's head dim where it differs)",
+            q.head_dim);
+        const std::string fwd = note(what + ", forward", q.fwd_cases, q.fwd) + ": " + attn_fa2;
+        const std::string bwd = note(what + ", backward", q.bwd_cases, q.bwd) + ": " + attn_fa2;
+        const hw::AttentionFa2Model::Rates& r = k.fa2.rates_for(q.head_dim);
+        const int at = 4 * hw::AttentionFa2Model::kernel_of(q.head_dim);
+        const double w[] = {r.fwd_us, r.fwd_tflops, r.bwd_us, r.bwd_tflops};
+        for (int i = 0; i < 4; ++i)
+          p.attention_fa2_params[hw::AttentionFa2Model::param_name(at + i)] = {w[i], "measured", i < 2 ? fwd : bwd};
+      }
     }
   }
   if (const HbmCeiling h = fit_hbm_ceiling(set.overlaps, set.memory_bound); h.cases > 0) {

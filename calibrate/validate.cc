@@ -153,7 +153,8 @@ Validation validate_profile(const hw::GpuProfile& p, const hw::GpuSpec& gpu, con
           sim::DType::kBf16,
           c.backward ? sim::ComputeKind::kAttentionBackward : sim::ComputeKind::kAttentionForward,
           sim::MemoryForm::kAny,
-          attention_case_flops_as_run(c)};
+          static_cast<int32_t>(c.d_qk),
+          static_cast<int32_t>(c.d_v)};  // the engine pads v as FlashAttention-2 ran it
       k.predicted_us = simulate_kernel(p, gpu, op, hw::AttentionKernel::kFa2).to_seconds() * 1e6;
       v.cases.push_back(k);
     }

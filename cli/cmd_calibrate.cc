@@ -1,7 +1,10 @@
 // clustersim calibrate fit | validate | carry | published: measurements -> profile -> predictions beside them.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include "calibrate/deepep_fit.h"
 #include "calibrate/deepgemm_fit.h"
@@ -137,8 +140,10 @@ int cmd_calibrate_fit(const CalibrateArgs& a) {
     if (b.kernels->fa2.present()) {
       for (const auto& [name, p] : b.profile.attention_fa2_params)
         std::printf("  fa2 %-12s %12.5g\n", name.c_str(), p.value);
-      print_stats("FlashAttention-2 forward", b.kernels->fa2_fwd);
-      print_stats("FlashAttention-2 backward", b.kernels->fa2_bwd);
+      for (const auto& k : b.kernels->fa2_kernels) {
+        print_stats(fmt::format("FlashAttention-2 d{} fwd", k.head_dim).c_str(), k.fwd);
+        print_stats(fmt::format("FlashAttention-2 d{} bwd", k.head_dim).c_str(), k.bwd);
+      }
     }
   }
   if (b.power) {

@@ -180,17 +180,28 @@ void CalibratedCost::set_attention_kernel(AttentionKernel k) {
 }
 
 double CalibratedCost::attention_flops_run(const sim::GenericCompute& c) const {
-  return attention_ == AttentionKernel::kFa2 && c.flops_one_head_dim > 0 ? c.flops_one_head_dim : c.flops;
+  if (attention_ != AttentionKernel::kFa2 || c.head_dim_qk <= 0 || c.head_dim_v <= 0) return c.flops;
+  // Forward QK^T and PV go with d_qk + d_v, backward with 3 d_qk + 2 d_v (models::attention_flops):
+  // v padded to the one head dim d scales them to 2d and 5d.
+  const double d = std::max(c.head_dim_qk, c.head_dim_v), qk = c.head_dim_qk, v = c.head_dim_v;
+  return c.kind == sim::ComputeKind::kAttentionForward ? c.flops * 2 * d / (qk + v)
+                                                       : c.flops * 5 * d / (3 * qk + 2 * v);
 }
 
 double CalibratedCost::attention_us(const sim::GenericCompute& c, double share) const {
   const bool fwd = c.kind == sim::ComputeKind::kAttentionForward;
-  const KernelModel& k = profile_.kernels;
-  const AttentionFa2Model& f = profile_.attention_fa2;
-  const bool fa2 = attention_ == AttentionKernel::kFa2;
-  const double us = fa2 ? (fwd ? f.attn_fwd_us : f.attn_bwd_us) : (fwd ? k.attn_fwd_us : k.attn_bwd_us);
-  const double tflops =
-      fa2 ? (fwd ? f.attn_fwd_tflops : f.attn_bwd_tflops) : (fwd ? k.attn_fwd_tflops : k.attn_bwd_tflops);
+  double us = 0, tflops = 0;
+  if (attention_ == AttentionKernel::kFa2) {
+    // The kernel of its head dim where measured, else the nearest measured; an op that names no
+    // head dim takes the largest kernel FlashAttention-2 compiles.
+    const int d = std::max(c.head_dim_qk, c.head_dim_v);
+    const AttentionFa2Model::Rates& r =
+        profile_.attention_fa2.rates_for(d > 0 ? d : AttentionFa2Model::kHeadDims.back());
+    us = fwd ? r.fwd_us : r.bwd_us, tflops = fwd ? r.fwd_tflops : r.bwd_tflops;
+  } else {
+    const KernelModel& k = profile_.kernels;
+    us = fwd ? k.attn_fwd_us : k.attn_bwd_us, tflops = fwd ? k.attn_fwd_tflops : k.attn_bwd_tflops;
+  }
   return us + attention_flops_run(c) / (tflops * 1e6 * share);
 }
 

@@ -1,8 +1,11 @@
 #include "hw/gpu_profile.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -42,7 +45,38 @@ const char* KernelModel::param_name(int i) {
   return kNames[i].c_str();
 }
 
-const char* AttentionFa2Model::param_name(int i) { return KernelModel::param_name(i); }
+const char* AttentionFa2Model::param_name(int i) {
+  static const std::array<std::string, kParams> kNames = [] {
+    std::array<std::string, kParams> n;
+    for (size_t k = 0; k < kHeadDims.size(); ++k)
+      for (int j = 0; j < 4; ++j)
+        n[4 * k + j] = "d" + std::to_string(kHeadDims[k]) + (j < 2 ? "_fwd" : "_bwd") + (j % 2 ? "_tflops" : "_us");
+    return n;
+  }();
+  return kNames[i].c_str();
+}
+
+bool AttentionFa2Model::present() const {
+  return std::any_of(kernels.begin(), kernels.end(), [](const Rates& r) { return r.present(); });
+}
+
+int AttentionFa2Model::kernel_of(int head_dim) {
+  for (size_t k = 0; k < kHeadDims.size(); ++k)
+    if (head_dim <= kHeadDims[k]) return static_cast<int>(k);
+  return static_cast<int>(kHeadDims.size()) - 1;
+}
+
+const AttentionFa2Model::Rates& AttentionFa2Model::rates_for(int head_dim) const {
+  const int own = kernel_of(head_dim);
+  int best = -1;
+  for (int k = 0; k < static_cast<int>(kHeadDims.size()); ++k) {
+    if (!kernels[k].present()) continue;
+    const int gap = std::abs(kHeadDims[k] - kHeadDims[own]);
+    if (best < 0 || gap <= std::abs(kHeadDims[best] - kHeadDims[own])) best = k;  // ascending: a tie goes to the larger
+  }
+  if (best < 0) throw std::logic_error("rates_for on a FlashAttention-2 model with no kernel measured");
+  return kernels[best];
+}
 
 const char* KernelClockModel::param_name(int i) {
   static const std::array<std::string, kParams> kNames = [] {
@@ -204,9 +238,19 @@ GpuProfile parse_profile(const YamlNode& root) {
   if (const auto k = m.optional("attention_fa2")) {
     if (!p.kernels.present())
       k->fail("'attention_fa2' needs the 'kernels' section (the memory-bound kernels around it)");
-    double v[AttentionFa2Model::kParams];
-    p.attention_fa2_params = parse_params<AttentionFa2Model::kParams>(*k, &AttentionFa2Model::param_name, v);
-    p.attention_fa2 = AttentionFa2Model{v[0], v[1], v[2], v[3]};  // parse_param refuses values not above 0
+    double v[AttentionFa2Model::kParams] = {};
+    p.attention_fa2_params = parse_params<AttentionFa2Model::kParams>(*k, &AttentionFa2Model::param_name, v, 0);
+    for (size_t d = 0; d < AttentionFa2Model::kHeadDims.size(); ++d) {
+      const double* r = v + 4 * d;  // parse_param refuses values not above 0: absent ones stay 0
+      const int given = (r[0] > 0) + (r[1] > 0) + (r[2] > 0) + (r[3] > 0);
+      const std::string dim = "d" + std::to_string(AttentionFa2Model::kHeadDims[d]);
+      if (given != 0 && given != 4)
+        k->fail("'attention_fa2' gives part of the " + dim + " kernel: give " + dim + "_fwd_us, " + dim +
+                "_fwd_tflops, " + dim + "_bwd_us and " + dim + "_bwd_tflops, or none");
+      p.attention_fa2.kernels[d] = {r[0], r[1], r[2], r[3]};
+    }
+    if (!p.attention_fa2.present())
+      k->fail("'attention_fa2' gives no kernel (d128_fwd_us, ... for each head dim measured)");
   }
   if (const auto k = m.optional("clocks")) {
     double v[ClockModel::kParams];

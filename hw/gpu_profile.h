@@ -95,15 +95,27 @@ struct KernelModel {
   bool present() const { return attn_fwd_tflops > 0; }  // profiles fitted before these kernels were measured
 };
 
-// FlashAttention-2 as PyTorch's flash backend runs it (optional section `attention_fa2`), the same
-// form as KernelModel's attention: attn_*_us per call plus its FLOPs at attn_*_tflops. It takes one
-// head dim for q, k and v, so its FLOPs are those of sim::GenericCompute::flops_one_head_dim. The
-// kernel a scenario's `cost_model: {attention_kernel: fa2}` runs in place of SDPA's own pick.
+// FlashAttention-2 as PyTorch's flash backend runs it (optional section `attention_fa2`). It
+// takes one head dim for q, k and v (a v narrower than q/k runs padded to it), and compiles a
+// kernel per head dim (kHeadDims: a call runs the smallest at or above its own); each measured
+// kernel has the form of KernelModel's attention, <dim>_*_us per call plus its FLOPs as run at
+// <dim>_*_tflops. The kernel a scenario's `cost_model: {attention_kernel: fa2}` runs in place of
+// SDPA's own pick.
 struct AttentionFa2Model {
-  double attn_fwd_us = 0, attn_fwd_tflops = 0, attn_bwd_us = 0, attn_bwd_tflops = 0;
-  static constexpr int kParams = 4;
-  static const char* param_name(int i);  // the names of KernelModel's first four
-  bool present() const { return attn_fwd_tflops > 0; }
+  static constexpr std::array<int, 8> kHeadDims = {32, 64, 96, 128, 160, 192, 224, 256};
+  struct Rates {
+    double fwd_us = 0, fwd_tflops = 0, bwd_us = 0, bwd_tflops = 0;
+    bool present() const { return fwd_tflops > 0; }
+  };
+  std::array<Rates, kHeadDims.size()> kernels;  // by kHeadDims' index; absent where not measured
+  static constexpr int kParams = 4 * static_cast<int>(kHeadDims.size());
+  static const char* param_name(int i);  // d128_fwd_us, d128_fwd_tflops, d128_bwd_us, d128_bwd_tflops, ...
+  bool present() const;                  // any kernel measured
+  // The index in kHeadDims of the kernel a call of head dim d runs (the last for d above 256).
+  static int kernel_of(int head_dim);
+  // The measured kernel that times head dim d: its own, else the measured one nearest it (the
+  // larger on a tie). Needs present().
+  const Rates& rates_for(int head_dim) const;
 };
 
 // Which kernel runs attention: the one SDPA picks itself (KernelModel; cuDNN's on Hopper), or

@@ -1,6 +1,5 @@
 #include "models/layer_builder.h"
 
-#include <algorithm>
 #include <cmath>
 
 namespace cs::models {
@@ -142,15 +141,14 @@ void LayerBuilder::attention(const std::string& name, int heads, int d_qk, int d
   Unit& u = unit(false);
   LayerOp f = op(name, Pass::kForward, LayerOpKind::kAttention, Block::kAttention);
   f.flops = f.model_flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, false) / cp;
-  const int d_one = std::max(d_qk, d_v);  // the head dim of a kernel that takes one for q, k and v
-  f.flops_one_head_dim = attention_flops(seqs, heads, c_.seq_len, d_one, d_one, c_.causal, false) / cp;
+  f.head_dim_qk = d_qk, f.head_dim_v = d_v;
   const double q = t * heads * d_qk * kAct, k = t * cp * kv_heads * d_qk * kAct, v = t * cp * kv_heads * d_v * kAct;
   const double o = t * heads * d_v * kAct, lse = t * heads * 4.0;
   f.hbm_bytes = q + k + v + o + lse;
   u.fwd.push_back(f);
   LayerOp g = op(name + ".bwd", Pass::kBackwardInput, LayerOpKind::kAttention, Block::kAttention);
   g.flops = attention_flops(seqs, heads, c_.seq_len, d_qk, d_v, c_.causal, true) / cp;
-  g.flops_one_head_dim = attention_flops(seqs, heads, c_.seq_len, d_one, d_one, c_.causal, true) / cp;
+  g.head_dim_qk = d_qk, g.head_dim_v = d_v;
   g.model_flops = 2 * f.model_flops;
   // Reads q, k, v, o, do and lse; writes dq, dk, dv.
   g.hbm_bytes = 2 * (q + k + v) + 2 * o + lse;

@@ -58,7 +58,7 @@ struct LayerOp {
   sim::GemmShape gemm;   // kGemm
   double flops = 0;       // executed
   double model_flops = 0; // counted for MFU
-  double flops_one_head_dim = 0;  // attention: executed with v at q/k's head dim (sim::GenericCompute's)
+  int head_dim_qk = 0, head_dim_v = 0;  // attention: its head dims (sim::GenericCompute's)
   double hbm_bytes = 0;   // read + written
   sim::MemoryForm form = sim::MemoryForm::kAny;  // kElementwise: the kernel's form, for its rate
   CommOp comm = CommOp::kNone;

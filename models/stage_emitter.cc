@@ -115,12 +115,13 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
   for (size_t i = 0; i < gpus_.size(); ++i) {
     // Expert GEMM rows differ per EP rank when routing is skewed; everything else is the same.
     const LayerOp& op = (*ops_)[ops_->size() == 1 ? 0 : ep_rank_[i]][c.index];
-    const sim::OpId id = op.kind == LayerOpKind::kGemm
-                             ? g_.add_gemm(compute_[i], op.gemm, c.label)
-                             : g_.add_compute(compute_[i],
-                                              sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16,
-                                                                  compute_kind(op), op.form, op.flops_one_head_dim},
-                                              c.label);
+    const sim::OpId id =
+        op.kind == LayerOpKind::kGemm
+            ? g_.add_gemm(compute_[i], op.gemm, c.label)
+            : g_.add_compute(compute_[i],
+                             sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16, compute_kind(op), op.form,
+                                                 op.head_dim_qk, op.head_dim_v},
+                             c.label);
     take_pending(c.slot, i, id);
     // Data from the chunk's last collective: everything but the shared expert waits for it.
     if (last_comm_[c.slot][i] && !comm_consumed_[c.slot][i] && !shared) {

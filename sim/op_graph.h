@@ -65,9 +65,9 @@ struct GenericCompute {
   DType dtype = DType::kBf16;
   ComputeKind kind = ComputeKind::kGeneric;
   MemoryForm form = MemoryForm::kAny;  // kMemoryBound only
-  // Attention only: the FLOPs with v at q/k's head dim, as a kernel that takes one head dim for q,
-  // k and v runs them (FlashAttention-2, MLA's v padded from 128 to 192); 0: `flops`.
-  double flops_one_head_dim = 0;
+  // Attention only: its q/k and v head dims (0: not given). A kernel that takes one head dim for
+  // q, k and v (FlashAttention-2) runs v padded to q/k's: more FLOPs than `flops` counts.
+  int32_t head_dim_qk = 0, head_dim_v = 0;
 };
 
 // kAllToAllV comes last so the numbering of the others stays as it was.

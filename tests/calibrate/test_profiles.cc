@@ -190,19 +190,28 @@ TEST_CASE("a profile's FlashAttention-2 rates: read, written, carried, and refus
   REQUIRE(h200.attention_fa2.present());
   const std::string text = calibrate::profile_yaml(h200);
   const hw::GpuProfile back = hw::parse_profile(hw::parse_yaml(text, "round-trip.yaml"));
-  CHECK(back.attention_fa2.attn_fwd_tflops == Approx(h200.attention_fa2.attn_fwd_tflops).epsilon(1e-10));
-  CHECK(back.attention_fa2.attn_bwd_us == Approx(h200.attention_fa2.attn_bwd_us).epsilon(1e-10));
-  CHECK(back.attention_fa2_params.at("attn_fwd_tflops").origin == "measured");
+  const int d192 = hw::AttentionFa2Model::kernel_of(192);
+  CHECK(back.attention_fa2.kernels[d192].fwd_tflops ==
+        Approx(h200.attention_fa2.kernels[d192].fwd_tflops).epsilon(1e-10));
+  CHECK(back.attention_fa2.kernels[d192].bwd_us == Approx(h200.attention_fa2.kernels[d192].bwd_us).epsilon(1e-10));
+  CHECK(back.attention_fa2_params.at("d192_fwd_tflops").origin == "measured");
+  CHECK(back.attention_fa2.kernels[hw::AttentionFa2Model::kernel_of(128)].present());
+  CHECK_FALSE(back.attention_fa2.kernels[hw::AttentionFa2Model::kernel_of(64)].present());
   // The tensor cores' work of the same chip: carried unchanged.
   const hw::GpuProfile h800 = calibrate::carry_profile(h200, *hw::find_gpu("h200"), *hw::find_gpu("h800"));
-  CHECK(h800.attention_fa2.attn_bwd_tflops == h200.attention_fa2.attn_bwd_tflops);
-  CHECK(h800.attention_fa2_params.at("attn_bwd_tflops").origin == "carried");
+  CHECK(h800.attention_fa2.kernels[d192].bwd_tflops == h200.attention_fa2.kernels[d192].bwd_tflops);
+  CHECK(h800.attention_fa2_params.at("d192_bwd_tflops").origin == "carried");
+  // A kernel given in part is refused at the section.
+  std::string part = text;
+  const auto line = part.find("  d192_bwd_us:");
+  part.erase(line, part.find('\n', line) + 1 - line);
+  refused_on_line_of(part, part.find("  d128_fwd_us", part.find("attention_fa2:")), "gives part of the d192 kernel");
   // Without the kernels section (the memory-bound kernels around it) the section is refused at its line.
   std::string bad = text;
   const auto from = bad.find("\nkernels:\n") + 1, to = bad.find("\nattention_fa2:\n") + 1;
   REQUIRE(to > from);
   bad.erase(from, to - from);
-  refused_on_line_of(bad, bad.find("  attn_fwd_us", bad.find("attention_fa2:")),
+  refused_on_line_of(bad, bad.find("  d128_fwd_us", bad.find("attention_fa2:")),
                      "'attention_fa2' needs the 'kernels' section");
 }
 

@@ -208,7 +208,10 @@ name: cp
   CHECK(straddle.find("cp.yaml:15:11: a CP group of 6 ranks (6 GPUs with tp 1) must fill whole nodes of 8") == 0);
 }
 
-TEST_CASE("DeepSeek-V3's context extension: longer sequences cost more per token", "[cp][bundled]") {
+TEST_CASE(
+    "DeepSeek-V3's context extension: longer sequences cost more per token, and pretraining lands near the published "
+    "figures",
+    "[cp][bundled]") {
   const Scenario sc = load_scenario_file(cs::test::source_dir() + "/scenarios/deepseek-v3-pretrain-h800.yaml");
   REQUIRE(sc.training);
   const TrainingResult t = predict_training(sc, run_scenario(sc));
@@ -226,6 +229,11 @@ TEST_CASE("DeepSeek-V3's context extension: longer sequences cost more per token
   CHECK(k128.step > k32.step);
   CHECK(k128.tokens_per_s_per_gpu < k32.tokens_per_s_per_gpu);
   CHECK(k32.tokens_per_s_per_gpu < pre.tokens_per_s_per_gpu);
+  // DeepSeek's published pretraining (REFERENCE.md: 19.926 s a step, 1541.7 tokens/s per GPU,
+  // 2664K GPU-hours), which issue 7 asks within 10%: the model lands 1-2% off (README).
+  CHECK(pre.step.to_seconds() == Approx(19.926).epsilon(0.10));
+  CHECK(pre.tokens_per_s_per_gpu == Approx(1541.7).epsilon(0.10));
+  CHECK(pre.gpu_hours == Approx(2664e3).epsilon(0.10));
   std::printf("DeepSeek-V3 steps: pretraining %.3f s, 32K %.3f s, 128K %.3f s; context extension %.0f GPU-hours\n",
               pre.step.to_seconds(), k32.step.to_seconds(), k128.step.to_seconds(), k32.gpu_hours + k128.gpu_hours);
 }

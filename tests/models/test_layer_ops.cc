@@ -110,9 +110,11 @@ TEST_CASE("layer ops: MLA attention counts s(s+1)/2 causal pairs per head, backw
   const LayerOp& b = find(ops, "attn.core.bwd");
   CHECK(b.flops == 2 * pairs * (3 * 12 + 2 * 8));
   CHECK(b.model_flops == 2 * f.model_flops);
-  // A kernel of one head dim (FlashAttention-2) runs v padded to d_qk: 12 + 12 forward.
-  CHECK(f.flops_one_head_dim == 2 * pairs * (12 + 12));
-  CHECK(b.flops_one_head_dim == 2 * pairs * (3 * 12 + 2 * 12));
+  // The head dims go with the op, for a kernel of one head dim (FlashAttention-2) to pad v.
+  CHECK(f.head_dim_qk == 12);
+  CHECK(f.head_dim_v == 8);
+  CHECK(b.head_dim_qk == 12);
+  CHECK(b.head_dim_v == 8);
   LayerContext full = ctx(16, 8);
   full.causal = false;
   CHECK(find(layer_ops(tiny_mla(), 0, full), "attn.core").flops == 2 * (2 * 4 * 64.0) * 20);
@@ -128,7 +130,7 @@ TEST_CASE("layer ops: GQA projects q, k and v in one GEMM and attends with d = h
   const LayerOp& qkv = find(ops, "attn.qkv");
   CHECK(qkv.gemm.n == (8 + 2 * 2) * 16);
   CHECK(find(ops, "attn.core").flops == 2 * (2 * 8 * (16 * 17 / 2.0)) * 32);
-  CHECK(find(ops, "attn.core").flops_one_head_dim == find(ops, "attn.core").flops);  // one head dim already
+  CHECK(find(ops, "attn.core").head_dim_v == find(ops, "attn.core").head_dim_qk);  // one head dim already
   CHECK(find(ops, "ffn.up").gemm.n == 2 * 128);  // SwiGLU: gate and up in one GEMM
   CHECK(find(ops, "ffn.down").gemm.k == 128);
   // The model FLOPs of a layer are 6 x its matmul parameters per token plus attention.
