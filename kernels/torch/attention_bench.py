@@ -110,24 +110,8 @@ def long_cases():
     return records
 
 
-def main():
-    long = sys.argv[1] == "--long"
-    out_path = sys.argv[2] if long else sys.argv[1]
-    torch.backends.cuda.matmul.allow_tf32 = False
-    if long:
-        records = long_cases()
-        doc = {"schema_version": 1, "provenance": provenance("kernels/torch/attention_bench.py --long"),
-               "bench": {"dtype": "bf16", "causal": True, "layout": "b h s d, contiguous",
-                         "timing": "CUDA events around each call, 5 warm-up calls, median of 10",
-                         "backward": "torch.autograd.grad(out, (q, k, v), grad_out, retain_graph=True): "
-                                     "dq, dk, dv without accumulation",
-                         "flops": "fwd b*h*s*s*(d_qk+d_v) (causal half), bwd 2.5x fwd; padded cases count "
-                                  "the unpadded d_v",
-                         "check": "forward and gradients vs float64 math on b1 h2 s256, relative L2 < 3e-2"},
-               "cases": records}
-        with open(out_path, "w") as f:
-            json.dump(doc, f, indent=1)
-        return
+def default_cases():
+    """Every backend on MLA's shape (v as it is, and padded to 192) and the multi-head shapes."""
     records = []
     for backend in [None, "flash", "cudnn", "efficient"]:
         records.append(bench("mla_v3", 1, 128, 4096, 192, 128, backend))
@@ -137,9 +121,18 @@ def main():
         for h in (32, 64, 128):
             for backend in [None, "flash", "cudnn", "efficient"]:
                 records.append(bench(f"mha_s{s}_h{h}_d128", 1, h, s, 128, 128, backend))
-    doc = {"schema_version": 1, "provenance": provenance("kernels/torch/attention_bench.py"),
+    return records
+
+
+def main():
+    long = sys.argv[1] == "--long"
+    out_path = sys.argv[2] if long else sys.argv[1]
+    torch.backends.cuda.matmul.allow_tf32 = False
+    records = long_cases() if long else default_cases()
+    program = "kernels/torch/attention_bench.py" + (" --long" if long else "")
+    doc = {"schema_version": 1, "provenance": provenance(program),
            "bench": {"dtype": "bf16", "causal": True, "layout": "b h s d, contiguous",
-                     "timing": "CUDA events around each call, 5 warm-up calls, median of 25",
+                     "timing": f"CUDA events around each call, 5 warm-up calls, median of {10 if long else 25}",
                      "backward": "torch.autograd.grad(out, (q, k, v), grad_out, retain_graph=True): "
                                  "dq, dk, dv without accumulation",
                      "flops": "fwd b*h*s*s*(d_qk+d_v) (causal half), bwd 2.5x fwd; padded cases count "
