@@ -180,7 +180,11 @@ void read_attention(const json& d, int source, const std::string& file, Measurem
       a.d_qk = static_cast<int64_t>(num(c, "d_qk", file, where));
       a.d_v = static_cast<int64_t>(num(c, "d_v", file, where));
       a.d_v_run = pad.is_null() ? a.d_v : static_cast<int64_t>(num(c, "v_padded_to", file, where));
-      if (a.d_v_run < a.d_v) throw hw::UserError(file, 0, 0, where + ".v_padded_to is below d_v: not a padding");
+      // FlashAttention-2 takes one head dim: v runs padded to q/k's, as the engine pads it.
+      if (!pad.is_null() && a.d_v_run != a.d_qk)
+        throw hw::UserError(file, 0, 0,
+                            where + ".v_padded_to must be d_qk (" + std::to_string(a.d_qk) + "), found " +
+                                std::to_string(a.d_v_run) + ": v is padded to q/k's head dim");
       a.time_us = num(field(c, pass, file, where), "median_ms", file, where + "." + pass) * 1e3;
       a.index = static_cast<int>(i);
       a.source = source;

@@ -41,6 +41,18 @@ std::string sources_of(const MeasurementSet& set, const std::string& program) {
   return out;
 }
 
+// The mean SM clock of a clock log while its GPU worked, into *MHz; returns where it came from.
+std::string loaded_clock(const std::string& file, const hw::GpuSpec& gpu, double* MHz) {
+  int used = 0;
+  std::string date;
+  const std::vector<ClockSample> samples = read_clock_log(file, &date);
+  *MHz = loaded_mean_MHz(samples, &used);
+  if (used == 0) throw hw::UserError(file, 0, 0, "no sample of the clock log draws more than twice the idle power");
+  return "mean SM clock of the " + std::to_string(used) + " of " + std::to_string(samples.size()) +
+         " samples drawing over twice the lowest power: " + file + " (" + gpu.model + ", " +
+         (date.empty() ? std::string("no timestamps") : date) + ")";
+}
+
 // The files (as sources_of names them) that hold attention calls `use` takes.
 template <class Use>
 std::string attention_sources(const MeasurementSet& set, Use use) {
@@ -130,16 +142,7 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
         comm_file = s.file + " (" + s.gpu + ", " + s.date_utc + ")";
       }
     if (comm_max <= 0) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all measurement records its GPU's maximum SM clock");
-    const auto loaded = [&](const std::string& file, double* MHz) {
-      int used = 0;
-      std::string date;
-      const std::vector<ClockSample> samples = read_clock_log(file, &date);
-      *MHz = loaded_mean_MHz(samples, &used);
-      if (used == 0) throw hw::UserError(file, 0, 0, "no sample of the clock log draws more than twice the idle power");
-      return "mean SM clock of the " + std::to_string(used) + " of " + std::to_string(samples.size()) +
-             " samples drawing over twice the lowest power: " + file + " (" + gpu.model + ", " +
-             (date.empty() ? std::string("no timestamps") : date) + ")";
-    };
+    const auto loaded = [&](const std::string& file, double* MHz) { return loaded_clock(file, gpu, MHz); };
     double sus = 0, sweep = 0;
     const std::string sus_src = loaded(clocks.sustained, &sus), sweep_src = loaded(clocks.gemm_sweep, &sweep);
     p.clocks = hw::ClockModel{sweep, comm_max, sus};
@@ -221,6 +224,10 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   p.gemm_range["k"] = range_of(set.gemms, [](const GemmCase& x) { return double(x.shape.k); });
   p.comm_range["ctas"] = range_of(a2a, [](const AllToAllCase& x) { return double(x.ctas); });
   p.comm_range["size_bytes"] = range_of(a2a, [](const AllToAllCase& x) { return x.size_bytes; });
+  if (!clocks.attention_fa2.empty() && std::none_of(set.attentions.begin(), set.attentions.end(), fa2_case))
+    throw hw::UserError(clocks.attention_fa2, 0, 0,
+                        "a FlashAttention-2 clock log, but no FlashAttention-2 call (attention_bench.py's flash "
+                        "backend) to go with it");
   if (!set.attentions.empty() || !set.memory_bound.empty()) {
     b.kernels = fit_kernels(set);
     const KernelFit& k = *b.kernels;
@@ -254,6 +261,14 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
         const double w[] = {r.fwd_us, r.fwd_tflops, r.bwd_us, r.bwd_tflops};
         for (int i = 0; i < 4; ++i)
           p.attention_fa2_params[hw::AttentionFa2Model::param_name(at + i)] = {w[i], "measured", i < 2 ? fwd : bwd};
+      }
+      if (!clocks.attention_fa2.empty()) {
+        const std::string src = loaded_clock(clocks.attention_fa2, gpu, &p.attention_fa2.fit_MHz);
+        p.attention_fa2_params["fit_MHz"] = {
+            p.attention_fa2.fit_MHz, "measured",
+            src +
+                " (FlashAttention-2's calls back to back; taken for every file's flash calls: they draw alike, "
+                "below the power limit)"};
       }
     }
   }

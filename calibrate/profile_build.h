@@ -20,8 +20,10 @@ namespace cs::calibrate {
 
 // Clock logs for the profile's clocks section: one taken under sustained load (the overlap
 // bench's nvidia-smi log) and one while the GEMM sweep ran (its dmon log). Both or neither.
+// `attention_fa2`: one taken while FlashAttention-2's calls ran, for its section's fit_MHz.
 struct ClockLogs {
   std::string sustained, gemm_sweep;
+  std::string attention_fa2;
 };
 
 struct ProfileBuild {

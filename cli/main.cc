@@ -180,6 +180,9 @@ int main(int argc, char** argv) {
                           "nvidia-smi clock log taken under sustained load (e.g. the overlap bench's), for the clocks section");
   cal_fit_cmd->add_option("--gemm-clock-log", cal.clocks.gemm_sweep,
                           "nvidia-smi (dmon) clock log taken while the GEMM sweep ran, for the clocks section");
+  cal_fit_cmd->add_option("--fa2-clock-log", cal.clocks.attention_fa2,
+                          "nvidia-smi clock log taken while FlashAttention-2's calls ran (attention_bench.py --long), "
+                          "for the attention_fa2 section's fit_MHz");
   CLI::App* cal_val_cmd = cal_cmd->add_subcommand("validate", "Predict measured cases with the simulator: measured, predicted, error");
   cal_val_cmd->add_option("PROFILE", cal.profile, "A bundled profile (" + cs::hw::bundled_profile_names() + ") or a profile file")
       ->required();

@@ -107,8 +107,8 @@ nlohmann::json profile_validation(const hw::GpuProfile& profile, const std::stri
             summary("all-to-all, held out", v.comm_held), summary("all-to-all, all", v.comm_all),
             summary("BF16 GEMM, held out", v.gemm_bf16_held), summary("BF16 GEMM, all", v.gemm_bf16_all),
             summary("FP8 GEMM, both scalings", v.gemm_scalings), summary("FP8 GEMM, 1x128 x 1x128", v.gemm_tiles),
-            summary("attention, fitted", v.attention), summary("memory-bound, fitted", v.memory_bound),
-            summary("memory-bound forms, fitted", v.memory_forms)}},
+            summary("attention, fitted", v.attention), summary("FlashAttention-2, fitted", v.attention_fa2),
+            summary("memory-bound, fitted", v.memory_bound), summary("memory-bound forms, fitted", v.memory_forms)}},
           {"cases", cases},
           {"note", note}};
 }

@@ -216,7 +216,8 @@ double CalibratedCost::power_clock_MHz(int, const sim::PowerLoad& average) const
   // Attention's draw (mma_W) at its reference rate falls as its time stretches: one share for both
   // directions, their mean (0.84 and 0.88 in the bundled profiles).
   const KernelClockModel& k = profile_.kernel_clock;
-  const MmaClock mma = k.present() ? MmaClock{(k.attention_fwd + k.attention_bwd) / 2, k.attention_fit_MHz} : MmaClock{};
+  const MmaClock mma =
+      k.present() ? MmaClock{(k.attention_fwd + k.attention_bwd) / 2, attention_reference_MHz()} : MmaClock{};
   return capped_clock_MHz(profile_.power, profile_.clocks.gemm_fit_MHz, average, mma);
 }
 
@@ -232,7 +233,16 @@ double CalibratedCost::compute_stretch(int, double MHz, const sim::GenericComput
   const KernelClockModel& k = profile_.kernel_clock;
   if (!power_capped_ || !k.present() || !(MHz > 0)) return 1.0;
   const double s = k.share(c);
-  return share_stretch(s, k.reference_MHz(c), MHz);
+  const bool attention =
+      c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward;
+  return share_stretch(s, attention ? attention_reference_MHz() : k.reference_MHz(c), MHz);
+}
+
+double CalibratedCost::attention_reference_MHz() const {
+  // FlashAttention-2's calls ran at a clock of their own (they draw less power than cuDNN's): its
+  // times stand for that clock, where its section gives it.
+  const double fa2 = profile_.attention_fa2.fit_MHz;
+  return attention_ == AttentionKernel::kFa2 && fa2 > 0 ? fa2 : profile_.kernel_clock.attention_fit_MHz;
 }
 
 sim::ComputeCost CalibratedCost::compute_cost(int gpu, const sim::GenericCompute& c) const {

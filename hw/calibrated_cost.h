@@ -83,6 +83,8 @@ class CalibratedCost : public sim::CostModel {
   // An attention op's time and the FLOPs its kernel runs, by attention_ (kAttention* kinds only).
   double attention_us(const sim::GenericCompute& c, double share) const;
   double attention_flops_run(const sim::GenericCompute& c) const;
+  // The SM clock attention's times stand for (kernel_clock's, or FlashAttention-2's own).
+  double attention_reference_MHz() const;
 
   GpuSpec gpu_;
   GpuProfile profile_;

@@ -51,6 +51,7 @@ const char* AttentionFa2Model::param_name(int i) {
     for (size_t k = 0; k < kHeadDims.size(); ++k)
       for (int j = 0; j < 4; ++j)
         n[4 * k + j] = "d" + std::to_string(kHeadDims[k]) + (j < 2 ? "_fwd" : "_bwd") + (j % 2 ? "_tflops" : "_us");
+    n[kFitMHz] = "fit_MHz";
     return n;
   }();
   return kNames[i].c_str();
@@ -251,6 +252,7 @@ GpuProfile parse_profile(const YamlNode& root) {
     }
     if (!p.attention_fa2.present())
       k->fail("'attention_fa2' gives no kernel (d128_fwd_us, ... for each head dim measured)");
+    p.attention_fa2.fit_MHz = v[AttentionFa2Model::kFitMHz];
   }
   if (const auto k = m.optional("clocks")) {
     double v[ClockModel::kParams];

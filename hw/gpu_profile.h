@@ -108,8 +108,12 @@ struct AttentionFa2Model {
     bool present() const { return fwd_tflops > 0; }
   };
   std::array<Rates, kHeadDims.size()> kernels;  // by kHeadDims' index; absent where not measured
-  static constexpr int kParams = 4 * static_cast<int>(kHeadDims.size());
-  static const char* param_name(int i);  // d128_fwd_us, d128_fwd_tflops, d128_bwd_us, d128_bwd_tflops, ...
+  // The SM clock its calls ran at (optional; 0: the kernel_clock section's attention reference). A
+  // power-capped run stretches its time from there by the kernel_clock section's attention share.
+  double fit_MHz = 0;
+  static constexpr int kFitMHz = 4 * static_cast<int>(kHeadDims.size());  // fit_MHz's parameter index
+  static constexpr int kParams = kFitMHz + 1;
+  static const char* param_name(int i);  // d128_fwd_us, d128_fwd_tflops, d128_bwd_us, d128_bwd_tflops, ..., fit_MHz
   bool present() const;                  // any kernel measured
   // The index in kHeadDims of the kernel a call of head dim d runs (the last for d above 256).
   static int kernel_of(int head_dim);

@@ -66,7 +66,7 @@ struct GenericCompute {
   ComputeKind kind = ComputeKind::kGeneric;
   MemoryForm form = MemoryForm::kAny;  // kMemoryBound only
   // Attention only: its q/k and v head dims (0: not given). A kernel that takes one head dim for
-  // q, k and v (FlashAttention-2) runs v padded to q/k's: more FLOPs than `flops` counts.
+  // q, k and v runs v padded to q/k's: more FLOPs than `flops` counts (the cost model's to say).
   int32_t head_dim_qk = 0, head_dim_v = 0;
 };
 

@@ -11,8 +11,8 @@ before anything is timed. Usage: python3 attention_bench.py OUT.json
 With --long, FlashAttention-2 alone (PyTorch's flash backend) on long sequences: MLA's shape with v
 padded to 192 at seq 2048 to 32768 and multi-head d 128 at 16384 and 32768 (128 heads), the
 sequences the context extension's attention runs on (FlashAttention-2 as DeepSeek's framework ran
-MLA). Its file holds no call of SDPA's own pick, so `calibrate fit` given it refits only the
-profile's attention_fa2 section. Usage: python3 attention_bench.py --long OUT.json
+MLA). Its file holds no call of SDPA's own pick: given to `calibrate fit` beside the default run's
+file, it changes only the profile's attention_fa2 section. Usage: python3 attention_bench.py --long OUT.json
 """
 import json
 import sys

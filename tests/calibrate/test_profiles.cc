@@ -206,6 +206,27 @@ TEST_CASE("a profile's FlashAttention-2 rates: read, written, carried, and refus
   const auto line = part.find("  d192_bwd_us:");
   part.erase(line, part.find('\n', line) + 1 - line);
   refused_on_line_of(part, part.find("  d128_fwd_us", part.find("attention_fa2:")), "gives part of the d192 kernel");
+  // Its clock alone gives no kernel.
+  std::string clock_only = text;
+  const auto sec = clock_only.find("attention_fa2:\n") + 15;
+  clock_only.erase(sec, clock_only.find("  fit_MHz:", sec) - sec);
+  refused_on_line_of(clock_only, clock_only.find("  fit_MHz", sec), "'attention_fa2' gives no kernel");
+  // Its times stand for the clock its calls ran at: a power-capped run stretches them from there,
+  // not from cuDNN's attention reference, when it runs FlashAttention-2.
+  REQUIRE(h200.attention_fa2.fit_MHz > 1900);  // it draws below the power limit
+  CHECK(h200.attention_fa2.fit_MHz ==
+        Approx(calibrate::loaded_mean_MHz(
+                   calibrate::read_clock_log(test::source_dir() + "/calibrate/data/h200/attention_long_clocks.log")))
+            .epsilon(1e-9));
+  REQUIRE(h200.attention_fa2.fit_MHz != h200.kernel_clock.attention_fit_MHz);
+  hw::CalibratedCost capped(*hw::find_gpu("h200"), h200, hw::ClockLoad::kPowerCapped);
+  const sim::GenericCompute mla{
+      1e12, 1e6, sim::DType::kBf16, sim::ComputeKind::kAttentionForward, sim::MemoryForm::kAny, 192, 128};
+  const double s = h200.kernel_clock.attention_fwd;
+  CHECK(capped.compute_stretch(0, 1800, mla) ==
+        Approx(hw::share_stretch(s, h200.kernel_clock.attention_fit_MHz, 1800)));
+  capped.set_attention_kernel(hw::AttentionKernel::kFa2);
+  CHECK(capped.compute_stretch(0, 1800, mla) == Approx(hw::share_stretch(s, h200.attention_fa2.fit_MHz, 1800)));
   // Without the kernels section (the memory-bound kernels around it) the section is refused at its line.
   std::string bad = text;
   const auto from = bad.find("\nkernels:\n") + 1, to = bad.find("\nattention_fa2:\n") + 1;

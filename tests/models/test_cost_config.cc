@@ -138,16 +138,22 @@ TEST_CASE("attention_kernel picks FlashAttention-2 where the profile has its rat
   refused(scenario("cost_model: {kind: roofline, attention_kernel: fa2}\n"),
           "t.yaml:8:48: 'attention_kernel' applies to kind 'calibrated'");
   refused(scenario("cost_model: {kind: calibrated, profile: h800, attention_kernel: fa3}\n"), "t.yaml:8:65:");
+  refused(scenario("cost_model: {kind: calibrated, profile: h800, attention_kernel: fa3}\n"), "fa3");
   // A profile fitted without the flash backend's calls has no section to run it on.
   test::TempDir dir;
   std::string yaml = test::read_file(test::source_dir() + "/hw/profiles/h800.yaml");
-  const size_t from = yaml.find("attention_fa2:");
-  REQUIRE(from != std::string::npos);
-  const size_t to = yaml.find("\n", yaml.find("attn_bwd_tflops", from));
-  yaml.erase(from, to + 1 - from);
+  const size_t from = yaml.find("\nattention_fa2:\n") + 1;
+  REQUIRE(from != 0);
+  size_t to = yaml.find('\n', from) + 1;
+  while (yaml.compare(to, 2, "  ") == 0) to = yaml.find('\n', to) + 1;  // the section's lines
+  yaml.erase(from, to - from);
+  REQUIRE(yaml.find("fa2") == std::string::npos);
+  REQUIRE(yaml.find("\nclocks:\n") != std::string::npos);  // the sections after it kept
   test::write_file(dir.file("plain.yaml"), yaml);
-  refused(scenario("cost_model: {kind: calibrated, profile: " + dir.file("plain.yaml") + ", attention_kernel: fa2}\n"),
-          "has no FlashAttention-2 rates");
+  const std::string cost =
+      "cost_model: {kind: calibrated, profile: " + dir.file("plain.yaml") + ", attention_kernel: fa2}";
+  refused(scenario(cost + "\n"), "t.yaml:8:" + std::to_string(cost.find("fa2}") + 1) + ": profile '" +
+                                     dir.file("plain.yaml") + "' has no FlashAttention-2 rates");
 }
 
 }  // namespace

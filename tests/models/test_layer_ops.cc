@@ -130,7 +130,8 @@ TEST_CASE("layer ops: GQA projects q, k and v in one GEMM and attends with d = h
   const LayerOp& qkv = find(ops, "attn.qkv");
   CHECK(qkv.gemm.n == (8 + 2 * 2) * 16);
   CHECK(find(ops, "attn.core").flops == 2 * (2 * 8 * (16 * 17 / 2.0)) * 32);
-  CHECK(find(ops, "attn.core").head_dim_v == find(ops, "attn.core").head_dim_qk);  // one head dim already
+  CHECK(find(ops, "attn.core").head_dim_qk == 16);  // one head dim already
+  CHECK(find(ops, "attn.core").head_dim_v == 16);
   CHECK(find(ops, "ffn.up").gemm.n == 2 * 128);  // SwiGLU: gate and up in one GEMM
   CHECK(find(ops, "ffn.down").gemm.k == 128);
   // The model FLOPs of a layer are 6 x its matmul parameters per token plus attention.
