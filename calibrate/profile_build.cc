@@ -1,13 +1,15 @@
 #include "calibrate/profile_build.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
 
-#include <fmt/format.h>
-
-#include "calibrate/load_fit.h"
 #include "calibrate/copy_slowdown_fit.h"
+#include "calibrate/fit_sources.h"
+#include "calibrate/kernel_params.h"
+#include "calibrate/load_fit.h"
 #include "calibrate/memory_fit.h"
 #include "calibrate/memory_form_fit.h"
 #include "hw/user_error.h"
@@ -29,43 +31,6 @@ std::string quote(const std::string& s) {
     out += c;
   }
   return out + "\"";
-}
-
-std::string sources_of(const MeasurementSet& set, const std::string& program) {
-  std::string out;
-  for (const Provenance& p : set.sources) {
-    if (p.program != program) continue;
-    if (!out.empty()) out += ", ";
-    out += p.file + " (" + p.gpu + ", " + p.date_utc + ")";
-  }
-  return out;
-}
-
-// The mean SM clock of a clock log while its GPU worked, into *MHz; returns where it came from.
-std::string loaded_clock(const std::string& file, const hw::GpuSpec& gpu, double* MHz) {
-  int used = 0;
-  std::string date;
-  const std::vector<ClockSample> samples = read_clock_log(file, &date);
-  *MHz = loaded_mean_MHz(samples, &used);
-  if (used == 0) throw hw::UserError(file, 0, 0, "no sample of the clock log draws more than twice the idle power");
-  return "mean SM clock of the " + std::to_string(used) + " of " + std::to_string(samples.size()) +
-         " samples drawing over twice the lowest power: " + file + " (" + gpu.model + ", " +
-         (date.empty() ? std::string("no timestamps") : date) + ")";
-}
-
-// The files (as sources_of names them) that hold attention calls `use` takes.
-template <class Use>
-std::string attention_sources(const MeasurementSet& set, Use use) {
-  std::vector<bool> has(set.sources.size(), false);
-  for (const AttentionCase& c : set.attentions)
-    if (use(c)) has[static_cast<size_t>(c.source)] = true;
-  std::string out;
-  for (size_t i = 0; i < set.sources.size(); ++i) {
-    if (!has[i]) continue;
-    const Provenance& p = set.sources[i];
-    out += (out.empty() ? "" : ", ") + p.file + " (" + p.gpu + ", " + p.date_utc + ")";
-  }
-  return out;
 }
 
 // Adds a measurement file to the profile's fitted_from, once (a fit names its forms' files first).
@@ -142,7 +107,7 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
         comm_file = s.file + " (" + s.gpu + ", " + s.date_utc + ")";
       }
     if (comm_max <= 0) throw hw::UserError("calibrate fit", 0, 0, "no all-to-all measurement records its GPU's maximum SM clock");
-    const auto loaded = [&](const std::string& file, double* MHz) { return loaded_clock(file, gpu, MHz); };
+    const auto loaded = [&](const std::string& file, double* MHz) { return loaded_clock_source(file, gpu, MHz); };
     double sus = 0, sweep = 0;
     const std::string sus_src = loaded(clocks.sustained, &sus), sweep_src = loaded(clocks.gemm_sweep, &sweep);
     p.clocks = hw::ClockModel{sweep, comm_max, sus};
@@ -224,54 +189,7 @@ ProfileBuild build_profile(const MeasurementSet& set, const hw::GpuSpec& gpu, in
   p.gemm_range["k"] = range_of(set.gemms, [](const GemmCase& x) { return double(x.shape.k); });
   p.comm_range["ctas"] = range_of(a2a, [](const AllToAllCase& x) { return double(x.ctas); });
   p.comm_range["size_bytes"] = range_of(a2a, [](const AllToAllCase& x) { return x.size_bytes; });
-  if (!clocks.attention_fa2.empty() && std::none_of(set.attentions.begin(), set.attentions.end(), fa2_case))
-    throw hw::UserError(clocks.attention_fa2, 0, 0,
-                        "a FlashAttention-2 clock log, but no FlashAttention-2 call (attention_bench.py's flash "
-                        "backend) to go with it");
-  if (!set.attentions.empty() || !set.memory_bound.empty()) {
-    b.kernels = fit_kernels(set);
-    const KernelFit& k = *b.kernels;
-    p.kernels = k.model;
-    const auto note = [](const std::string& what, int cases, const FitStats& st) {
-      return fmt::format("{} of {} cases, median error {:.1f}%, worst {:.1f}%", what, cases, st.median_error * 100,
-                         st.worst_error * 100);
-    };
-    const std::string attn = attention_sources(set, [](const AttentionCase& c) { return fitted_case(c); });
-    const std::string attn_fa2 = attention_sources(set, [](const AttentionCase& c) { return fa2_case(c); });
-    const std::string fwd = note("least squares over SDPA's own backend pick, forward", k.attn_fwd_cases, k.attn_fwd) + ": " + attn;
-    const std::string bwd = note("least squares over SDPA's own backend pick, backward", k.attn_bwd_cases, k.attn_bwd) + ": " + attn;
-    const std::string mem = note("median bytes / time of the fused (compiled) kernels", k.elementwise_cases, k.elementwise) +
-                            ": " + sources_of(set, "kernels/torch/memory_bound.py");
-    const double v[] = {k.model.attn_fwd_us, k.model.attn_fwd_tflops, k.model.attn_bwd_us, k.model.attn_bwd_tflops,
-                        k.model.elementwise_GBps};
-    const std::string* src[] = {&fwd, &fwd, &bwd, &bwd, &mem};
-    for (int i = 0; i < hw::KernelModel::kRequiredParams; ++i)
-      p.kernel_params[hw::KernelModel::param_name(i)] = {v[i], "measured", *src[i]};
-    if (k.fa2.present()) {
-      p.attention_fa2 = k.fa2;
-      for (const KernelFit::Fa2Kernel& q : k.fa2_kernels) {
-        const std::string what = fmt::format(
-            "least squares over FlashAttention-2's head-dim-{} kernel (PyTorch's flash backend), FLOPs as it ran them "
-            "(v padded to q/k's head dim where it differs)",
-            q.head_dim);
-        const std::string fwd = note(what + ", forward", q.fwd_cases, q.fwd) + ": " + attn_fa2;
-        const std::string bwd = note(what + ", backward", q.bwd_cases, q.bwd) + ": " + attn_fa2;
-        const hw::AttentionFa2Model::Rates& r = k.fa2.rates_for(q.head_dim);
-        const int at = 4 * hw::AttentionFa2Model::kernel_of(q.head_dim);
-        const double w[] = {r.fwd_us, r.fwd_tflops, r.bwd_us, r.bwd_tflops};
-        for (int i = 0; i < 4; ++i)
-          p.attention_fa2_params[hw::AttentionFa2Model::param_name(at + i)] = {w[i], "measured", i < 2 ? fwd : bwd};
-      }
-      if (!clocks.attention_fa2.empty()) {
-        const std::string src = loaded_clock(clocks.attention_fa2, gpu, &p.attention_fa2.fit_MHz);
-        p.attention_fa2_params["fit_MHz"] = {
-            p.attention_fa2.fit_MHz, "measured",
-            src +
-                " (FlashAttention-2's calls back to back; taken for every file's flash calls: they draw alike, "
-                "below the power limit)"};
-      }
-    }
-  }
+  b.kernels = fit_kernel_sections(set, gpu, clocks.attention_fa2, p);
   if (const HbmCeiling h = fit_hbm_ceiling(set.overlaps, set.memory_bound); h.cases > 0) {
     const bool torch = h.what.rfind("PyTorch", 0) == 0;
     p.memory = hw::MemoryModel{h.GBps};

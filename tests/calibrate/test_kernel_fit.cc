@@ -1,16 +1,17 @@
 // Attention and memory-bound kernels: the fit recovers known parameters, the calibrated cost times
 // each kind by them, and the bundled H200 measurements read and fit as the profile says.
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <vector>
 
 #include "calibrate/kernel_fit.h"
+#include "calibrate/kernel_params.h"
 #include "calibrate/measurements.h"
 #include "calibrate/validate.h"
 #include "hw/calibrated_cost.h"
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
+#include "hw/user_error.h"
 #include "models/layer_ops.h"
 #include "test_support.h"
 
@@ -108,6 +109,28 @@ TEST_CASE("the kernel fit recovers FlashAttention-2 per head-dim kernel, on the 
   CHECK(&truth.rates_for(160) == &truth.kernels[d192]);
   CHECK(&truth.rates_for(256) == &truth.kernels[d192]);
   CHECK(hw::AttentionFa2Model::kernel_of(72) == hw::AttentionFa2Model::kernel_of(96));
+}
+
+TEST_CASE("the kernel sections refuse a FlashAttention-2 clock log without its calls, and set nothing without data",
+          "[calibrate][fit]") {
+  const hw::KernelModel sdpa{40, 600, 150, 450, 3000};
+  calibrate::MeasurementSet set;
+  hw::GpuProfile p;
+  CHECK_FALSE(calibrate::fit_kernel_sections(set, *hw::find_gpu("h200"), "", p).has_value());
+  CHECK_FALSE(p.kernels.present());
+  for (bool bwd : {false, true})
+    for (int64_t s : {2048, 4096}) set.attentions.push_back(call(128, s, bwd, sdpa));
+  set.memory_bound.push_back({"x", "compiled", 1e9, 400});
+  try {
+    calibrate::fit_kernel_sections(set, *hw::find_gpu("h200"), "fa2_clocks.log", p);
+    FAIL("no error");
+  } catch (const hw::UserError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("fa2_clocks.log") && Catch::Contains("no FlashAttention-2 call"));
+  }
+  REQUIRE(calibrate::fit_kernel_sections(set, *hw::find_gpu("h200"), "", p).has_value());
+  CHECK(p.kernels.attn_fwd_tflops == Approx(600).epsilon(1e-6));
+  CHECK(p.kernel_params.at("attn_fwd_tflops").origin == "measured");
+  CHECK_FALSE(p.attention_fa2.present());
 }
 
 TEST_CASE("a calibrated cost runs attention on FlashAttention-2 where told, on the padded FLOPs", "[calibrate][cost]") {
