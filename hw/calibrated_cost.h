@@ -59,7 +59,6 @@ class CalibratedCost : public sim::CostModel {
 
   // Throws std::invalid_argument for kFa2 on a profile without its section.
   void set_attention_kernel(AttentionKernel k);
-  AttentionKernel attention_kernel() const { return attention_; }
 
   const GpuProfile& profile() const { return profile_; }
   // The GEMM model a type runs on: BF16 on the profile's BF16 rates where it has them, every other
