@@ -59,29 +59,37 @@ StageOps stage_ops(const ModelWorkload& mw, const std::vector<int>& split, int s
 }
 
 // Where an op of a backward unit goes in an overlapped pair (DeepSeek-V3 sec. 3.2.1, Figure 4):
-// 0 the combine's backward and the recomputation, 1 the MLP backward, 2 the dispatch's backward,
-// 3 the attention backward, 4 the weight gradients.
+// 0 the combine's backward and the recomputation, 1 the MLP backward for input, 2 the dispatch's
+// backward, 3 the attention backward for input, 4 the MLP's weight gradients, 5 the attention's.
 int backward_phase(const LayerOp& o) {
-  if (o.pass == Pass::kBackwardWeight) return 4;
+  if (o.pass == Pass::kBackwardWeight) return o.block == Block::kMlp ? 4 : 5;
   if (o.recompute || o.block == Block::kCombine) return 0;
   if (o.block == Block::kMlp) return 1;
   if (o.block == Block::kDispatch) return 2;
   return 3;
 }
-// Forward: 0 attention (and gating), 1 the dispatch, 2 the MLP, 3 the combine.
+// Forward: 0 attention (and gating), 1 the dispatch, 2 the MLP, 3 the combine's all-to-all, 4 what
+// consumes it (the residual add).
 int forward_phase(const LayerOp& o) {
   switch (o.block) {
     case Block::kDispatch: return 1;
     case Block::kMlp: return 2;
-    case Block::kCombine: return 3;
+    case Block::kCombine:
+      return o.kind == LayerOpKind::kComm ? 3 : 4;
     default: return 0;
   }
 }
 
 // An overlapped pair: unit k of the forward beside unit k of the backward, their components
-// interleaved so that each chunk's all-to-alls run while the other computes:
-//   B: combine(B) | F: attention | F: dispatch | B: MLP(B) | B: dispatch(B) | F: MLP | F: combine |
-//   B: attention(B) | B: weights.
+// interleaved as DeepSeek-V3's Figure 4 draws them, so that each chunk's all-to-alls run while the
+// other computes (computation: ATTN(F), MLP(B), MLP(W), MLP(F), ATTN(B), ATTN(W); communication:
+// COMBINE(B) under ATTN(F), DISPATCH(F) under MLP(B), DISPATCH(B) under MLP(W) and MLP(F),
+// COMBINE(F) under ATTN(B)):
+//   B: combine(B) | F: attention | F: dispatch | B: MLP(B) | B: dispatch(B) | B: MLP(W) | F: MLP |
+//   F: combine | B: attention(B) | F: the combine's residual | B: ATTN(W).
+// The forward's residual waits for its combine; placed before ATTN(B), it would hold the compute
+// stream idle for the whole combine. MindSpeed's fb_overlap, an open implementation of this
+// overlap, runs the same order (transformer_layer_forward_moe_backward_moe_overlaping).
 std::vector<ChunkOp> pair_order(const StageOps::Part& f, const StageOps::Part& b, size_t b_offset) {
   std::vector<ChunkOp> out;
   const auto& fo = f.per_rank[0];
@@ -101,10 +109,12 @@ std::vector<ChunkOp> pair_order(const StageOps::Part& f, const StageOps::Part& b
     take_f(u, 1);
     take_b(u, 1);
     take_b(u, 2);
+    take_b(u, 4);
     take_f(u, 2);
     take_f(u, 3);
     take_b(u, 3);
-    take_b(u, 4);
+    take_f(u, 4);
+    take_b(u, 5);
   }
   return out;
 }

@@ -64,6 +64,7 @@ StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const C
   last_compute_.assign(kSlots, std::vector<std::optional<sim::OpId>>(n));
   last_comm_ = last_any_ = last_compute_;
   comm_consumed_.assign(kSlots, std::vector<bool>(n, true));
+  last_comm_moe_.assign(kSlots, std::vector<bool>(n, false));
   pending_.assign(kSlots, std::vector<std::vector<sim::OpId>>(n));
 }
 
@@ -73,6 +74,7 @@ void StageEmitter::reset(int slot) {
     last_comm_[slot][i].reset();
     last_any_[slot][i].reset();
     comm_consumed_[slot][i] = true;
+    last_comm_moe_[slot][i] = false;
   }
 }
 
@@ -112,6 +114,11 @@ void StageEmitter::emit(const std::vector<ChunkOp>& order) {
 
 void StageEmitter::emit_compute(const ChunkOp& c) {
   const bool shared = is_shared_expert(c.label);
+  // A weight gradient reads what its layer's input-gradient ops before it on the stream produced
+  // and the forward saved, never an all-to-all's output, and no collective reads it: it neither
+  // waits for the chunk's MoE all-to-all nor holds the next one back (DualPipe runs MLP(W) while
+  // the dispatch's backward is in flight, DeepSeek-V3 Figure 4).
+  const bool weight = ops_->front()[c.index].pass == Pass::kBackwardWeight;
   for (size_t i = 0; i < gpus_.size(); ++i) {
     // Expert GEMM rows differ per EP rank when routing is skewed; everything else is the same.
     const LayerOp& op = (*ops_)[ops_->size() == 1 ? 0 : ep_rank_[i]][c.index];
@@ -124,13 +131,14 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
                              c.label);
     take_pending(c.slot, i, id);
     // Data from the chunk's last collective: everything but the shared expert waits for it.
-    if (last_comm_[c.slot][i] && !comm_consumed_[c.slot][i] && !shared) {
+    const bool independent = shared || (weight && last_comm_moe_[c.slot][i]);
+    if (last_comm_[c.slot][i] && !comm_consumed_[c.slot][i] && !independent) {
       g_.add_dep(id, *last_comm_[c.slot][i]);
       comm_consumed_[c.slot][i] = true;
     }
     // A collective waits for the routed path only, so the shared expert's forward overlaps the
     // dispatch and its backward overlaps the dispatch's backward.
-    if (!shared) last_compute_[c.slot][i] = id;
+    if (!shared && !weight) last_compute_[c.slot][i] = id;
   }
 }
 
@@ -143,6 +151,7 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     if (last_compute_[c.slot][i]) g_.add_dep(id, *last_compute_[c.slot][i]);
     last_comm_[c.slot][i] = id;
     comm_consumed_[c.slot][i] = false;
+    last_comm_moe_[c.slot][i] = moe;
   };
   // An EP group over several nodes runs DeepEP's internode kernels, at their own pace. Sharing the
   // compute partition (no SMs reserved for communication), they launch on DeepEP's default grid and

@@ -17,8 +17,9 @@
 //
 // Data dependencies are tracked per chunk slot, so two chunks can be interleaved in one stream
 // order (DualPipe's overlapped forward-and-backward pairs): an op waits for its own chunk's last
-// collective (the shared expert excepted: it overlaps the dispatch), and a collective waits for its
-// own chunk's last routed-path compute op. Stream order does the rest.
+// collective (the shared expert excepted: it overlaps the dispatch; a weight gradient too, when that
+// collective is an MoE all-to-all), and a collective waits for its own chunk's last routed-path
+// input compute op (not a weight gradient). Stream order does the rest.
 #pragma once
 
 #include <map>
@@ -92,6 +93,7 @@ class StageEmitter {
   // Per slot (2) and GPU index.
   std::vector<std::vector<std::optional<sim::OpId>>> last_compute_, last_comm_, last_any_;
   std::vector<std::vector<bool>> comm_consumed_;
+  std::vector<std::vector<bool>> last_comm_moe_;  // the chunk's last collective is an MoE all-to-all
   std::vector<std::vector<std::vector<sim::OpId>>> pending_;
 };
 

@@ -274,3 +274,75 @@ TEST_CASE("pipeline workload: a GPU's sends go on one stream per peer and direct
 }
 
 }  // namespace CS_TEST_FILE
+
+namespace CS_TEST_FILE {
+
+TEST_CASE("pipeline workload: DualPipe's overlapped pairs run in Figure 4's order", "[pipeline_workload]") {
+  // DeepSeek-V3 Figure 4: computation ATTN(F), MLP(B), MLP(W), MLP(F), ATTN(B), ATTN(W);
+  // communication DISPATCH(F), DISPATCH(B), COMBINE(F), COMBINE(B). The forward's combine runs
+  // under the backward's attention, so what reads the combine comes after ATTN(B); MLP(W) comes
+  // between MLP(B) and MLP(F), while the dispatch's backward is in flight.
+  const Scenario sc = load_scenario_text(scenario("{schedule: dualpipe, micro_batches: 8}"), "p.yaml");
+  const OpWorkload w = build_op_workload(sc);
+  const auto& g = w.graph;
+  const auto has = [](const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; };
+  // Pipeline rank 1 (GPUs 2 and 3) holds stages 1 and 2: MoE layers only, so its pairs are MoE pairs.
+  const auto& compute = g.streams()[w.engine_streams[0].at(2)];
+  REQUIRE(compute.gpu == 2);
+  int pairs = 0, residual_after_attn_bwd = 0, mlp_pairs = 0, wgrad_before_mlp_fwd = 0;
+  std::string since_expert_down;  // labels since the forward's MLP
+  bool in_forward_mlp = false;
+  std::vector<std::string> window;  // from a backward's MLP to its attention
+  bool in_backward_mlp = false;
+  const auto ends_with = [](const std::string& s, const std::string& e) {
+    return s.size() >= e.size() && s.compare(s.size() - e.size(), e.size(), e) == 0;
+  };
+  for (uint32_t o : compute.ops) {
+    const std::string& l = g.label(g.ops()[o]);
+    if (ends_with(l, "moe.expert_down")) {
+      in_forward_mlp = true;
+      since_expert_down.clear();
+    } else if (in_forward_mlp && ends_with(l, "ffn.residual")) {
+      ++pairs;
+      residual_after_attn_bwd += has(since_expert_down, "attn.core.bwd");
+      in_forward_mlp = false;
+    } else if (in_forward_mlp) {
+      since_expert_down += l + " ";
+    }
+    if (ends_with(l, "moe.expert_up.dgrad")) {
+      in_backward_mlp = true;
+      window.clear();
+    } else if (in_backward_mlp && ends_with(l, "attn.core.bwd")) {
+      in_backward_mlp = false;
+      const auto at = [&](const std::string& e) {
+        for (size_t i = 0; i < window.size(); ++i)
+          if (ends_with(window[i], e)) return static_cast<int>(i);
+        return -1;
+      };
+      const int fwd = at("moe.expert_up"), wgrad = at("moe.expert_up.wgrad");
+      if (fwd >= 0) {  // a pair: the forward's MLP ran inside the backward's
+        ++mlp_pairs;
+        wgrad_before_mlp_fwd += wgrad >= 0 && wgrad < fwd;
+      }
+    } else if (in_backward_mlp) {
+      window.push_back(l);
+    }
+  }
+  // Lone forwards put the residual right after their combine; pairs put ATTN(B) between.
+  CHECK(pairs > 0);
+  CHECK(residual_after_attn_bwd > 0);
+  CHECK(residual_after_attn_bwd < pairs);
+  CHECK(mlp_pairs > 0);
+  CHECK(wgrad_before_mlp_fwd == mlp_pairs);
+  // A weight gradient never waits for an MoE all-to-all, and no all-to-all waits for one.
+  for (const auto& op : g.ops()) {
+    const bool wgrad = has(g.label(op), ".wgrad");
+    for (uint32_t d : op.deps) {
+      const auto& dep = g.ops()[d];
+      if (wgrad && dep.kind == cs::sim::OpKind::kComm) CHECK_FALSE(has(g.label(dep), "moe."));
+      if (op.kind == cs::sim::OpKind::kComm && has(g.label(op), "moe.")) CHECK_FALSE(has(g.label(dep), ".wgrad"));
+    }
+  }
+}
+
+}  // namespace CS_TEST_FILE
