@@ -146,10 +146,11 @@ std::map<std::string, ProfileRange> parse_ranges(const YamlNode& n, const std::v
 }
 
 // name -> parameter for every name of the model present; writes the values into `values`. The
-// first `required` names must be there (all by default); a later one absent keeps its value.
+// first `required` names must be there (all by default); a later one absent keeps its value. Every
+// value must be above 0, except where `zero_ok(i)` says 0 is a fitted value too.
 template <int N>
 std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* (*name)(int), double* values,
-                                                 int required = N) {
+                                                 int required = N, bool (*zero_ok)(int) = nullptr) {
   std::vector<std::string> keys;
   for (int i = 0; i < N; ++i) keys.emplace_back(name(i));
   const YamlMap m(n, keys);
@@ -157,11 +158,16 @@ std::map<std::string, ProfileParam> parse_params(const YamlNode& n, const char* 
   for (int i = 0; i < N; ++i) {
     const std::optional<YamlNode> v = i < required ? std::optional<YamlNode>(m.required(keys[i])) : m.optional(keys[i]);
     if (!v) continue;
-    out[keys[i]] = parse_param(*v);
+    out[keys[i]] = parse_param(*v, 1e9, !(zero_ok && zero_ok(i)));
     values[i] = out[keys[i]].value;
   }
   return out;
 }
+
+// An attention fit's fixed time per call: least squares may put it at 0 (calibrate clamps a
+// negative intercept there), and a profile that says so must read back.
+bool kernel_fixed_time(int i) { return i == 0 || i == 2; }                           // attn_fwd_us, attn_bwd_us
+bool fa2_fixed_time(int i) { return i < AttentionFa2Model::kFitMHz && i % 2 == 0; }  // d<dim>_{fwd,bwd}_us
 
 }  // namespace
 
@@ -231,7 +237,8 @@ GpuProfile parse_profile(const YamlNode& root) {
   }
   if (const auto k = m.optional("kernels")) {
     double v[KernelModel::kParams] = {};
-    p.kernel_params = parse_params<KernelModel::kParams>(*k, &KernelModel::param_name, v, KernelModel::kRequiredParams);
+    p.kernel_params = parse_params<KernelModel::kParams>(*k, &KernelModel::param_name, v, KernelModel::kRequiredParams,
+                                                         &kernel_fixed_time);
     p.kernels = KernelModel{v[0], v[1], v[2], v[3], v[4], v[KernelModel::kLaunchGap], {}};
     for (int f = 1; f < sim::kMemoryForms; ++f) p.kernels.form_GBps[f] = v[KernelModel::form_param(static_cast<sim::MemoryForm>(f))];
     if (!p.kernels.present() || v[3] <= 0 || v[4] <= 0) k->fail("'kernels' rates must be positive");
@@ -240,10 +247,12 @@ GpuProfile parse_profile(const YamlNode& root) {
     if (!p.kernels.present())
       k->fail("'attention_fa2' needs the 'kernels' section (the memory-bound kernels around it)");
     double v[AttentionFa2Model::kParams] = {};
-    p.attention_fa2_params = parse_params<AttentionFa2Model::kParams>(*k, &AttentionFa2Model::param_name, v, 0);
+    p.attention_fa2_params =
+        parse_params<AttentionFa2Model::kParams>(*k, &AttentionFa2Model::param_name, v, 0, &fa2_fixed_time);
     for (size_t d = 0; d < AttentionFa2Model::kHeadDims.size(); ++d) {
-      const double* r = v + 4 * d;  // parse_param refuses values not above 0: absent ones stay 0
-      const int given = (r[0] > 0) + (r[1] > 0) + (r[2] > 0) + (r[3] > 0);
+      const double* r = v + 4 * d;
+      int given = 0;
+      for (int j = 0; j < 4; ++j) given += p.attention_fa2_params.count(AttentionFa2Model::param_name(4 * d + j)) > 0;
       const std::string dim = "d" + std::to_string(AttentionFa2Model::kHeadDims[d]);
       if (given != 0 && given != 4)
         k->fail("'attention_fa2' gives part of the " + dim + " kernel: give " + dim + "_fwd_us, " + dim +

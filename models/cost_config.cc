@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iomanip>
+#include <map>
 #include <sstream>
 
 #include "hw/calibrated_cost.h"
@@ -141,7 +142,19 @@ std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, con
   RangeCheck m{"m", range(p.gemm_range, "m")}, n{"n", range(p.gemm_range, "n")}, k{"k", range(p.gemm_range, "k")},
       sms{"SMs", range(p.gemm_range, "sms")}, ctas{"SMs", range(p.comm_range, "ctas")},
       size{"bytes per GPU", range(p.comm_range, "size_bytes"), true};
+  // FlashAttention-2 compiles a kernel per head dim; one not measured takes the nearest measured
+  // kernel's rates (hw::AttentionFa2Model::rates_for). Ops by the kernel they run.
+  std::map<int, int> fa2_unmeasured;  // kHeadDims index -> attention ops
+  const hw::AttentionFa2Model& fa2 = p.attention_fa2;
   for (const sim::Op& op : graph.ops()) {
+    if (cost.attention_kernel == hw::AttentionKernel::kFa2 && op.kind == sim::OpKind::kCompute) {
+      const sim::GenericCompute& c = graph.computes()[op.payload];
+      if (c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward) {
+        const int d = std::max(c.head_dim_qk, c.head_dim_v);
+        const int own = hw::AttentionFa2Model::kernel_of(d > 0 ? d : hw::AttentionFa2Model::kHeadDims.back());
+        if (!fa2.kernels[own].present()) ++fa2_unmeasured[own];
+      }
+    }
     // A copy-engine send runs no kernel the profile fitted.
     if (graph.by_copy_engine(op)) continue;
     const int part_sms = partitions[graph.streams()[op.stream].partition].sms;
@@ -158,6 +171,13 @@ std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, con
   }
   for (const RangeCheck* r : {&m, &n, &k, &sms}) r->report("GEMM ops", out);
   for (const RangeCheck* r : {&ctas, &size}) r->report("communication ops", out);
+  for (const auto& [own, ops] : fa2_unmeasured) {
+    const int dim = hw::AttentionFa2Model::kHeadDims[own];
+    const int used = hw::AttentionFa2Model::kHeadDims[&fa2.rates_for(dim) - fa2.kernels.data()];
+    out.push_back("FlashAttention-2's head-dim-" + std::to_string(dim) + " kernel, which " + std::to_string(ops) +
+                  " attention ops run, was not measured: they take the head-dim-" + std::to_string(used) +
+                  " kernel's rates");
+  }
   for (std::string& s : out) s = "profile " + p.gpu + ": " + s + "; the model extrapolates there";
   return out;
 }

@@ -25,7 +25,8 @@ void use_profile(CostModelConfig& cost, ClusterConfig& cluster, hw::GpuProfile p
 std::unique_ptr<sim::CostModel> make_cost_model(const CostModelConfig& cost, const hw::GpuSpec& gpu);
 
 // Where the run leaves the ranges the profile was measured on (GEMM dimensions and SMs, the
-// communication partition's SMs): one line per quantity, empty for the roofline.
+// communication partition's SMs; under FlashAttention-2, a head dim whose kernel was not measured):
+// one line per quantity, empty for the roofline.
 std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, const sim::OpGraph& graph,
                                                 const std::vector<sim::PartitionSpec>& partitions);
 

@@ -11,6 +11,7 @@
 #include "hw/gpu_profile.h"
 #include "hw/power_model.h"
 #include "hw/user_error.h"
+#include "models/cost_config.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 #include "sim/power_window.h"
@@ -119,6 +120,34 @@ TEST_CASE("uses beyond the profile's measured range are reported, those inside a
                                        Catch::Contains("in 1 of 1 GEMM ops"));
   REQUIRE_THAT(r.cost_warnings[1], Catch::Contains("bytes per GPU") && Catch::Contains("communication ops"));
   REQUIRE(run_scenario(load_scenario_text(scenario(""), "t.yaml")).cost_warnings.empty());
+}
+
+TEST_CASE("FlashAttention-2 at a head dim whose kernel was not measured is reported, with the kernel it borrows") {
+  CostModelConfig cost;
+  cost.kind = "calibrated";
+  cost.profile = std::make_shared<const hw::GpuProfile>(*hw::find_profile("h800"));
+  const hw::AttentionFa2Model& fa2 = cost.profile->attention_fa2;
+  REQUIRE(fa2.kernels[hw::AttentionFa2Model::kernel_of(192)].present());
+  REQUIRE(fa2.kernels[hw::AttentionFa2Model::kernel_of(128)].present());
+  REQUIRE_FALSE(fa2.kernels[hw::AttentionFa2Model::kernel_of(64)].present());
+  sim::OpGraph g;
+  const sim::StreamId s = g.add_stream(0, 0, "compute");
+  const auto attention = [&](sim::ComputeKind kind, int qk, int v) {
+    g.add_compute(s, sim::GenericCompute{1e12, 1e6, sim::DType::kBf16, kind, sim::MemoryForm::kAny, qk, v}, "attn");
+  };
+  attention(sim::ComputeKind::kAttentionForward, 192, 128);  // MLA: v padded to 192, measured
+  attention(sim::ComputeKind::kAttentionForward, 64, 64);
+  attention(sim::ComputeKind::kAttentionBackward, 64, 64);
+  attention(sim::ComputeKind::kAttentionForward, 96, 64);  // runs the head-dim-96 kernel
+  const std::vector<sim::PartitionSpec> parts = {{"compute", 132}};
+  REQUIRE(profile_range_warnings(cost, g, parts).empty());  // SDPA's kernel: one fit for every head dim
+  cost.attention_kernel = hw::AttentionKernel::kFa2;
+  const std::vector<std::string> w = profile_range_warnings(cost, g, parts);
+  REQUIRE(w.size() == 2);
+  CHECK_THAT(w[0], Catch::Contains("head-dim-64 kernel, which 2 attention ops run, was not measured") &&
+                       Catch::Contains("the head-dim-128 kernel's rates") && Catch::Contains("profile h800"));
+  CHECK_THAT(w[1], Catch::Contains("head-dim-96 kernel, which 1 attention ops run") &&
+                       Catch::Contains("the head-dim-128 kernel's rates"));
 }
 
 TEST_CASE("attention_kernel picks FlashAttention-2 where the profile has its rates, and is refused elsewhere") {
