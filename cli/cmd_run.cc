@@ -38,7 +38,9 @@ int cmd_run(const RunArgs& args) {
   for (const std::string* other : {&args.out, &args.trace})
     if (!args.report.empty() && !other->empty() && same_file(args.report, *other))
       throw hw::UserError(args.report, 0, 0, "--report names the same file as --out or --trace");
-  const models::Scenario sc = models::load_scenario_file(args.file);
+  models::GraphLimits limits;
+  if (args.graph_limit > 0) limits = {args.graph_limit, args.graph_limit};
+  const models::Scenario sc = models::load_scenario_file(args.file, limits);
   const models::OpWorkload work = models::build_op_workload(sc);
   // Open the outputs before the run so that an unwritable path fails at once, and write them by
   // rename only after everything succeeded.

@@ -17,6 +17,7 @@ struct RunArgs {
   std::string trace;  // empty: no trace
   std::string report;  // empty: no HTML report
   std::vector<std::string> argv;  // the command line, echoed in the report
+  int64_t graph_limit = 0;        // ops (and transfers) the scenario may expand to; 0: the loader's default
 };
 
 int cmd_run(const RunArgs& args);

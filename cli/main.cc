@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "hw/gpu_profile.h"
 #include "hw/user_error.h"
+#include "models/scenario.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -51,6 +52,11 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", run.out, "Write the result to this file (atomically) instead of stdout");
   run_cmd->add_option("--trace", run.trace, "Write a Perfetto/Chrome trace (JSON) to this file");
   run_cmd->add_option("--report", run.report, "Write a self-contained HTML report to this file");
+  run_cmd
+      ->add_option("--graph-limit", run.graph_limit,
+                   "Ops and dependencies, and point-to-point transfers, the scenario may expand to (default " +
+                       std::to_string(cs::models::kMaxExpandedOps) + " each; about 250 bytes of memory an op)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000'000}));
   run_cmd->footer(
       "Examples:\n"
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml --format json --out result.json \\\n"

@@ -175,8 +175,8 @@ std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, con
     const int dim = hw::AttentionFa2Model::kHeadDims[own];
     const int used = hw::AttentionFa2Model::kHeadDims[&fa2.rates_for(dim) - fa2.kernels.data()];
     out.push_back("FlashAttention-2's head-dim-" + std::to_string(dim) + " kernel, which " + std::to_string(ops) +
-                  " attention ops run, was not measured: they take the head-dim-" + std::to_string(used) +
-                  " kernel's rates");
+                  (ops == 1 ? " attention op runs" : " attention ops run") + ", was not measured: " +
+                  (ops == 1 ? "it takes" : "they take") + " the head-dim-" + std::to_string(used) + " kernel's rates");
   }
   for (std::string& s : out) s = "profile " + p.gpu + ": " + s + "; the model extrapolates there";
   return out;

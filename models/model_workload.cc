@@ -122,7 +122,7 @@ MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig&, int pp
   return in;
 }
 
-ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluster) {
+ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluster, const GraphLimits& limits) {
   ModelWorkload mw;
   mw.pos = pos_of(w.node());
   const YamlNode model_node = w.required("model");
@@ -237,11 +237,13 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
                         "for all, but with routing.zipf_exponent > 0 the EP ranks carry different loads and each "
                         "all-to-all waits for the busiest; use folded, which simulates the whole EP group");
   const WorkloadSize size = model_workload_size(mw);
-  if (size.ops > static_cast<uint64_t>(kMaxExpandedOps) || size.transfers > static_cast<uint64_t>(kMaxTransfers))
-    w.optional("micro_batches").value_or(w.node()).fail("the stage's graph would hold " + std::to_string(size.ops) + " ops and dependencies and " +
-                  std::to_string(size.transfers) + " transfers, beyond the limits of " +
-                  std::to_string(kMaxExpandedOps) + " and " + std::to_string(kMaxTransfers) +
-                  ": run fewer micro_batches or a smaller layout");
+  if (size.ops > static_cast<uint64_t>(limits.ops) || size.transfers > static_cast<uint64_t>(limits.transfers))
+    w.optional("micro_batches")
+        .value_or(w.node())
+        .fail("the stage's graph would hold " + std::to_string(size.ops) + " ops and dependencies and " +
+              std::to_string(size.transfers) + " transfers, beyond the limits of " + std::to_string(limits.ops) +
+              " and " + std::to_string(limits.transfers) +
+              ": run fewer micro_batches or a smaller layout (clustersim run --graph-limit raises the limits)");
   // Every pipeline rank must fit; the worst one is reported with its bytes by category.
   const MemoryBreakdown worst = worst_rank_memory(memory_inputs(mw, cluster, 0), cluster.gpu);
   if (!worst.fits()) layout_node.fail(does_not_fit_message(worst) + " on " + cluster.gpu.model);

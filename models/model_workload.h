@@ -84,7 +84,8 @@ struct ModelWorkload {
 // Reads `workload:` of kind `model` (scenarios/README.md); checks the layout against the model
 // and the cluster and the memory of every pipeline rank against the GPU's HBM. UserError at the
 // offending key, or at `layout` with the bytes by category when it does not fit.
-ModelWorkload parse_model_workload(const hw::YamlMap& w, const ClusterConfig& cluster);
+// A stage's graph beyond `limits` is refused at `micro_batches`.
+ModelWorkload parse_model_workload(const hw::YamlMap& w, const ClusterConfig& cluster, const GraphLimits& limits = {});
 
 // GPUs per node as the layout sees them (a single switch is one node).
 int gpus_per_node(const ClusterConfig& c);

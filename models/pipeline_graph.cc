@@ -59,11 +59,13 @@ StageOps stage_ops(const ModelWorkload& mw, const std::vector<int>& split, int s
 }
 
 // Where an op of a backward unit goes in an overlapped pair (DeepSeek-V3 sec. 3.2.1, Figure 4):
-// 0 the combine's backward and the recomputation, 1 the MLP backward for input, 2 the dispatch's
-// backward, 3 the attention backward for input, 4 the MLP's weight gradients, 5 the attention's.
+// 0 the combine's backward, 1 the MLP backward for input, 2 the dispatch's backward, 3 the
+// attention backward for input, 4 the MLP's weight gradients, 5 the attention's, 6 the
+// recomputation.
 int backward_phase(const LayerOp& o) {
   if (o.pass == Pass::kBackwardWeight) return o.block == Block::kMlp ? 4 : 5;
-  if (o.recompute || o.block == Block::kCombine) return 0;
+  if (o.recompute) return 6;
+  if (o.block == Block::kCombine) return 0;
   if (o.block == Block::kMlp) return 1;
   if (o.block == Block::kDispatch) return 2;
   return 3;
@@ -83,13 +85,16 @@ int forward_phase(const LayerOp& o) {
 // An overlapped pair: unit k of the forward beside unit k of the backward, their components
 // interleaved as DeepSeek-V3's Figure 4 draws them, so that each chunk's all-to-alls run while the
 // other computes (computation: ATTN(F), MLP(B), MLP(W), MLP(F), ATTN(B), ATTN(W); communication:
-// COMBINE(B) under ATTN(F), DISPATCH(F) under MLP(B), DISPATCH(B) under MLP(W) and MLP(F),
-// COMBINE(F) under ATTN(B)):
-//   B: combine(B) | F: attention | F: dispatch | B: MLP(B) | B: dispatch(B) | B: MLP(W) | F: MLP |
-//   F: combine | B: attention(B) | F: the combine's residual | B: ATTN(W).
-// The forward's residual waits for its combine; placed before ATTN(B), it would hold the compute
-// stream idle for the whole combine. MindSpeed's fb_overlap, an open implementation of this
-// overlap, runs the same order (transformer_layer_forward_moe_backward_moe_overlaping).
+// DISPATCH(F) under MLP(B), DISPATCH(B) under MLP(W) and MLP(F), COMBINE(F) under ATTN(B), the
+// next unit's COMBINE(B) under ATTN(W) and the next ATTN(F)):
+//   B: recomputation | F: attention | F: dispatch | B: MLP(B) | B: dispatch(B) | B: MLP(W) |
+//   F: MLP | F: combine | B: attention(B) | B: the next unit's combine(B) | F: the combine's
+//   residual | B: ATTN(W)
+// (the first unit's combine(B) opens the pair). The forward's residual waits for its combine;
+// placed before ATTN(B), it would hold the compute stream idle for the whole combine. MindSpeed's
+// fb_overlap, an open implementation of this overlap, runs its layers in this order
+// (transformer_layer_forward_moe_backward_moe_overlaping), but the shared expert's weight
+// gradients with the attention's.
 std::vector<ChunkOp> pair_order(const StageOps::Part& f, const StageOps::Part& b, size_t b_offset) {
   std::vector<ChunkOp> out;
   const auto& fo = f.per_rank[0];
@@ -103,8 +108,9 @@ std::vector<ChunkOp> pair_order(const StageOps::Part& f, const StageOps::Part& b
     for (size_t i = 0; i < bo.size(); ++i)
       if (b.unit[i] == unit && backward_phase(bo[i]) == phase) out.push_back(ChunkOp{b.labels[i], b_offset + i, 1});
   };
+  take_b(0, 0);
   for (int u = 0; u < units; ++u) {
-    take_b(u, 0);
+    take_b(u, 6);
     take_f(u, 0);
     take_f(u, 1);
     take_b(u, 1);
@@ -113,6 +119,7 @@ std::vector<ChunkOp> pair_order(const StageOps::Part& f, const StageOps::Part& b
     take_f(u, 2);
     take_f(u, 3);
     take_b(u, 3);
+    if (u + 1 < units) take_b(u + 1, 0);
     take_f(u, 4);
     take_b(u, 5);
   }
@@ -245,11 +252,13 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
       emitters[r].wait_for(slot, i, dep);
     }
   };
-  const auto record = [&](int r, int slot, const std::vector<PassRef>& passes) {
+  // `input_only`: the pass's data is its last op that is no weight gradient.
+  const auto record = [&](int r, int slot, const std::vector<PassRef>& passes, bool input_only = false) {
     Produced p{r, {}};
     for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
-      if (!emitters[r].last(slot, i)) throw std::logic_error("a pipeline chunk emitted no op");
-      p.last.push_back(*emitters[r].last(slot, i));
+      const std::optional<sim::OpId> last = input_only ? emitters[r].last_input(slot, i) : emitters[r].last(slot, i);
+      if (!last) throw std::logic_error("a pipeline chunk emitted no op");
+      p.last.push_back(*last);
     }
     for (const PassRef& pass : passes) produced[pass] = p;
   };
@@ -265,7 +274,8 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
       e.set_ops(both.ops);
       e.emit(both.order);
       record(r, 0, task_provides(ChunkTask{ChunkTask::kForward, t.chunk, {}}));
-      record(r, 1, task_provides(ChunkTask{ChunkTask::kBackward, t.bwd, {}}));
+      // The input gradient leaves once ATTN(B) made it; ATTN(W) runs under its send (Figure 4's PP).
+      record(r, 1, task_provides(ChunkTask{ChunkTask::kBackward, t.bwd, {}}), true);
       return;
     }
     for (const PassRef& need : task_needs(sched, t)) wait_for(r, 0, need);

@@ -15,6 +15,20 @@
 
 namespace cs::models {
 
+// Ops a workload may expand to (GPUs x ops x repeats); beyond it the scenario is refused.
+inline constexpr int64_t kMaxExpandedOps = 10'000'000;
+// Point-to-point transfers the collectives of a workload may make in all (an all-to-all over n
+// GPUs makes n(n-1), a ring all-reduce 2n(n-1)); beyond it the scenario is refused.
+inline constexpr int64_t kMaxTransfers = 10'000'000;
+
+// The largest graph a scenario may expand to; beyond it the loader refuses it at the key that
+// makes it so. The defaults keep a run within a few GB (about 250 bytes of memory an op);
+// `clustersim run --graph-limit` raises both for a machine that has the memory.
+struct GraphLimits {
+  int64_t ops = kMaxExpandedOps;      // ops and dependencies
+  int64_t transfers = kMaxTransfers;  // point-to-point transfers
+};
+
 inline constexpr int kSchemaVersion = 1;
 
 // A position in the scenario file, kept for errors found after loading (unknown op ids, cycles).

@@ -168,7 +168,7 @@ StreamSpec parse_stream(const YamlNode& node, const ClusterConfig& cluster) {
   return s;
 }
 
-Scenario parse_scenario(const YamlNode& root) {
+Scenario parse_scenario(const YamlNode& root, const GraphLimits& limits) {
   if (root.is_null()) root.fail("the file is empty; a scenario needs schema_version, name, cluster and workload");
   // `sweep:` belongs to `clustersim sweep` (models/sweep_spec.h); a run is of the scenario as written.
   const YamlMap m(root, {"schema_version", "name", "description", "cluster", "cost_model", "workload", "training",
@@ -193,11 +193,11 @@ Scenario parse_scenario(const YamlNode& root) {
   const std::string kind = YamlMap(wn, any_keys).required("kind").as_enum({"ops", "model"});
   if (kind == "model") {
     if (const auto t = m.optional("training")) {
-      sc.training = parse_training(*t, wn, model_keys, sc.cluster);
+      sc.training = parse_training(*t, wn, model_keys, sc.cluster, limits);
       sc.model = sc.training->phases.front().workload;  // `run` runs the first phase's full-batch step
       return sc;
     }
-    sc.model = std::make_shared<const ModelWorkload>(parse_model_workload(YamlMap(wn, model_keys), sc.cluster));
+    sc.model = std::make_shared<const ModelWorkload>(parse_model_workload(YamlMap(wn, model_keys), sc.cluster, limits));
     return sc;
   }
   if (const auto t = m.optional("training")) t->fail("a training run needs a workload of kind 'model'");
@@ -213,15 +213,16 @@ Scenario parse_scenario(const YamlNode& root) {
       // Dependencies are edges the graph must hold too: one per `after` entry on each GPU.
       const auto per_gpu = op.repeat + static_cast<int64_t>(op.after.size());
       expanded += per_gpu * static_cast<int64_t>(s.gpus.size());
-      if (expanded > kMaxExpandedOps)
-        sn.fail("the workload expands to more than " + std::to_string(kMaxExpandedOps) +
-                " ops and dependencies (GPUs x (repeat + after))");
+      if (expanded > limits.ops)
+        sn.fail("the workload expands to more than " + std::to_string(limits.ops) +
+                " ops and dependencies (GPUs x (repeat + after)); clustersim run --graph-limit raises the limit");
       const uint64_t n = s.gpus.size();
       if (op.type == OpType::kCollective) transfers += sim::collective_transfers(op.collective, n) * op.repeat;
       if (op.type == OpType::kSend) transfers += n * op.repeat;
-      if (transfers > static_cast<uint64_t>(kMaxTransfers))
-        sn.fail("the collectives expand to more than " + std::to_string(kMaxTransfers) +
-                " point-to-point transfers (an all-to-all over n GPUs makes n(n-1), a ring all-reduce 2n(n-1))");
+      if (transfers > static_cast<uint64_t>(limits.transfers))
+        sn.fail("the collectives expand to more than " + std::to_string(limits.transfers) +
+                " point-to-point transfers (an all-to-all over n GPUs makes n(n-1), a ring all-reduce 2n(n-1)); "
+                "clustersim run --graph-limit raises the limit");
     }
     sc.streams.push_back(std::move(s));
   }
@@ -231,12 +232,16 @@ Scenario parse_scenario(const YamlNode& root) {
 
 }  // namespace
 
-Scenario load_scenario_file(const std::string& path) { return parse_scenario(hw::load_yaml_file(path)); }
+Scenario load_scenario_file(const std::string& path, const GraphLimits& limits) {
+  return parse_scenario(hw::load_yaml_file(path), limits);
+}
 
-Scenario load_scenario_node(const hw::YamlNode& root) { return parse_scenario(root); }
+Scenario load_scenario_node(const hw::YamlNode& root, const GraphLimits& limits) {
+  return parse_scenario(root, limits);
+}
 
-Scenario load_scenario_text(std::string_view text, const std::string& file) {
-  return parse_scenario(hw::parse_yaml(text, file));
+Scenario load_scenario_text(std::string_view text, const std::string& file, const GraphLimits& limits) {
+  return parse_scenario(hw::parse_yaml(text, file), limits);
 }
 
 }  // namespace cs::models

@@ -62,7 +62,7 @@ StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const C
     cp_groups_[{rc.dp / mw.layout.cp, rc.tp}].push_back(i);
   }
   last_compute_.assign(kSlots, std::vector<std::optional<sim::OpId>>(n));
-  last_comm_ = last_any_ = last_compute_;
+  last_comm_ = last_any_ = last_input_ = last_compute_;
   comm_consumed_.assign(kSlots, std::vector<bool>(n, true));
   last_comm_moe_.assign(kSlots, std::vector<bool>(n, false));
   pending_.assign(kSlots, std::vector<std::vector<sim::OpId>>(n));
@@ -73,6 +73,7 @@ void StageEmitter::reset(int slot) {
     last_compute_[slot][i].reset();
     last_comm_[slot][i].reset();
     last_any_[slot][i].reset();
+    last_input_[slot][i].reset();
     comm_consumed_[slot][i] = true;
     last_comm_moe_[slot][i] = false;
   }
@@ -97,10 +98,11 @@ const StageEmitter::Row& StageEmitter::a2a_row(CommOp dir, double bytes_per_toke
   return it->second;
 }
 
-void StageEmitter::take_pending(int slot, size_t i, sim::OpId id) {
+void StageEmitter::take_pending(int slot, size_t i, sim::OpId id, bool weight) {
   for (sim::OpId d : pending_[slot][i]) g_.add_dep(id, d);
   pending_[slot][i].clear();
   last_any_[slot][i] = id;
+  if (!weight) last_input_[slot][i] = id;
 }
 
 void StageEmitter::emit(const std::vector<ChunkOp>& order) {
@@ -119,6 +121,9 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
   // waits for the chunk's MoE all-to-all nor holds the next one back (DualPipe runs MLP(W) while
   // the dispatch's backward is in flight, DeepSeek-V3 Figure 4).
   const bool weight = ops_->front()[c.index].pass == Pass::kBackwardWeight;
+  // A recomputation reads the activations the forward saved: it does not wait for the combine's
+  // backward that DualPipe's pair issues before it either.
+  const bool recompute = ops_->front()[c.index].recompute;
   for (size_t i = 0; i < gpus_.size(); ++i) {
     // Expert GEMM rows differ per EP rank when routing is skewed; everything else is the same.
     const LayerOp& op = (*ops_)[ops_->size() == 1 ? 0 : ep_rank_[i]][c.index];
@@ -129,9 +134,9 @@ void StageEmitter::emit_compute(const ChunkOp& c) {
                              sim::GenericCompute{op.flops, op.hbm_bytes, sim::DType::kBf16, compute_kind(op), op.form,
                                                  op.head_dim_qk, op.head_dim_v},
                              c.label);
-    take_pending(c.slot, i, id);
+    take_pending(c.slot, i, id, weight);
     // Data from the chunk's last collective: everything but the shared expert waits for it.
-    const bool independent = shared || (weight && last_comm_moe_[c.slot][i]);
+    const bool independent = shared || ((weight || recompute) && last_comm_moe_[c.slot][i]);
     if (last_comm_[c.slot][i] && !comm_consumed_[c.slot][i] && !independent) {
       g_.add_dep(id, *last_comm_[c.slot][i]);
       comm_consumed_[c.slot][i] = true;

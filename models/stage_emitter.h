@@ -17,9 +17,9 @@
 //
 // Data dependencies are tracked per chunk slot, so two chunks can be interleaved in one stream
 // order (DualPipe's overlapped forward-and-backward pairs): an op waits for its own chunk's last
-// collective (the shared expert excepted: it overlaps the dispatch; a weight gradient too, when that
-// collective is an MoE all-to-all), and a collective waits for its own chunk's last routed-path
-// input compute op (not a weight gradient). Stream order does the rest.
+// collective (the shared expert excepted: it overlaps the dispatch; a weight gradient and a
+// recomputation too, when that collective is an MoE all-to-all), and a collective waits for its
+// own chunk's last routed-path input compute op (not a weight gradient). Stream order does the rest.
 #pragma once
 
 #include <map>
@@ -58,6 +58,8 @@ class StageEmitter {
   void wait_for(int slot, size_t i, sim::OpId dep) { pending_[slot][i].push_back(dep); }
   // The last op a slot emitted on GPU `i` (compute or collective), if any; clears with reset().
   std::optional<sim::OpId> last(int slot, size_t i) const { return last_any_[slot][i]; }
+  // The same, weight gradients left out: what the chunk's output (activations or input gradient) waits for.
+  std::optional<sim::OpId> last_input(int slot, size_t i) const { return last_input_[slot][i]; }
   void reset(int slot);
 
   const std::vector<int>& gpus() const { return gpus_; }
@@ -73,7 +75,9 @@ class StageEmitter {
   const Row& a2a_row(CommOp dir, double bytes_per_token, int ep_rank);
   void emit_compute(const ChunkOp& c);
   void emit_comm(const ChunkOp& c);
-  void take_pending(int slot, size_t i, sim::OpId id);
+  // `id` takes the slot's pending dependencies and becomes its last op (its last input op unless
+  // `weight`: a weight gradient).
+  void take_pending(int slot, size_t i, sim::OpId id, bool weight = false);
 
   sim::OpGraph& g_;
   const ModelWorkload& mw_;
@@ -91,7 +95,7 @@ class StageEmitter {
   std::map<int, std::vector<size_t>> ep_groups_, tp_groups_;  // members in rank order
   std::map<std::pair<int, int>, std::vector<size_t>> cp_groups_;  // by (replica / cp, tp)
   // Per slot (2) and GPU index.
-  std::vector<std::vector<std::optional<sim::OpId>>> last_compute_, last_comm_, last_any_;
+  std::vector<std::vector<std::optional<sim::OpId>>> last_compute_, last_comm_, last_any_, last_input_;
   std::vector<std::vector<bool>> comm_consumed_;
   std::vector<std::vector<bool>> last_comm_moe_;  // the chunk's last collective is an MoE all-to-all
   std::vector<std::vector<std::vector<sim::OpId>>> pending_;

@@ -36,7 +36,7 @@ sim::Time simulate_step(const Scenario& sc, const ModelWorkload& mw) {
 }  // namespace
 
 TrainingPlan parse_training(const YamlNode& t, const YamlNode& workload, const std::vector<std::string>& model_keys,
-                            const ClusterConfig& cluster) {
+                            const ClusterConfig& cluster, const GraphLimits& limits) {
   const YamlMap m(t, {"usd_per_gpu_hour", "phases"});
   TrainingPlan plan;
   if (const auto v = m.optional("usd_per_gpu_hour")) plan.usd_per_gpu_hour = v->as_double(0, 1e6);
@@ -57,7 +57,7 @@ TrainingPlan parse_training(const YamlNode& t, const YamlNode& workload, const s
       (void)YamlMap(*over, overridable);  // only keys a model workload has, `kind` excepted
       wn = workload.merged_with(*over);
     }
-    ModelWorkload mw = parse_model_workload(YamlMap(wn, model_keys), cluster);
+    ModelWorkload mw = parse_model_workload(YamlMap(wn, model_keys), cluster, limits);
     if (!mw.pipeline)
       p.optional("workload").value_or(pn).fail("a training phase runs whole steps: its workload needs 'pipeline'");
 
@@ -85,10 +85,11 @@ TrainingPlan parse_training(const YamlNode& t, const YamlNode& workload, const s
               std::to_string(sp.micro_batches) + " micro-batches per pipeline): " + bad);
     mw.pipeline = sp;
     const WorkloadSize size = model_workload_size(mw);
-    if (size.ops > static_cast<uint64_t>(kMaxExpandedOps) || size.transfers > static_cast<uint64_t>(kMaxTransfers))
+    if (size.ops > static_cast<uint64_t>(limits.ops) || size.transfers > static_cast<uint64_t>(limits.transfers))
       gb.fail("a step of this batch holds " + std::to_string(size.ops) + " ops and dependencies and " +
-              std::to_string(size.transfers) + " transfers, beyond the limits of " + std::to_string(kMaxExpandedOps) +
-              " and " + std::to_string(kMaxTransfers) + ": use a coarser fidelity or a smaller layout");
+              std::to_string(size.transfers) + " transfers, beyond the limits of " + std::to_string(limits.ops) +
+              " and " + std::to_string(limits.transfers) +
+              ": use a coarser fidelity or a smaller layout (clustersim run --graph-limit raises the limits)");
     ph.workload = std::make_shared<const ModelWorkload>(std::move(mw));
     plan.phases.push_back(std::move(ph));
   }

@@ -18,9 +18,10 @@ namespace cs::models {
 // Reads `training:` (scenarios/README.md). `workload` is the scenario's workload map, whose keys a
 // phase's `workload:` replaces; `model_keys` are the keys a model workload allows. UserErrors at
 // the offending key: a batch that is not a multiple of dp x micro_batch, a full-batch micro-batch
-// count the schedule refuses, a workload without `pipeline:`.
+// count the schedule refuses, a workload without `pipeline:`, a step beyond `limits`.
 TrainingPlan parse_training(const hw::YamlNode& training, const hw::YamlNode& workload,
-                            const std::vector<std::string>& model_keys, const ClusterConfig& cluster);
+                            const std::vector<std::string>& model_keys, const ClusterConfig& cluster,
+                            const GraphLimits& limits = {});
 
 // Simulates each phase's representative steps (the first phase's full-batch step is `first`, the
 // scenario's own run) and sums the run.

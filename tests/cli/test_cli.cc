@@ -193,6 +193,20 @@ TEST_CASE("a bad --format value exits 2 and runs nothing", "[cli][exit]") {
   CHECK_FALSE(contains(r.err, "running"));
 }
 
+TEST_CASE("run --graph-limit refuses a scenario beyond it at its stream, and a limit below 1", "[cli][exit]") {
+  // The sample scenario's streams expand to a few dozen ops: a limit of 10 refuses it where the
+  // default accepts it.
+  const RunOutput small = run_clustersim({"run", scenario(), "--graph-limit", "10"});
+  CHECK(small.exit_code == 2);
+  CHECK(small.out.empty());
+  CHECK(contains(small.err, "gemm-a2a-overlap-h800.yaml:"));
+  CHECK(contains(small.err, "expands to more than 10 ops"));
+  const RunOutput zero = run_clustersim({"run", scenario(), "--graph-limit", "0"});
+  CHECK(zero.exit_code == 2);
+  CHECK(contains(zero.err, "--graph-limit"));
+  CHECK(run_clustersim({"run", scenario(), "--graph-limit", "100000"}).exit_code == 0);
+}
+
 TEST_CASE("run without FILE exits 2", "[cli][exit]") {
   const RunOutput r = run_clustersim({"run"});
   CHECK(r.exit_code == 2);

@@ -273,15 +273,12 @@ TEST_CASE("pipeline workload: a GPU's sends go on one stream per peer and direct
   }
 }
 
-}  // namespace CS_TEST_FILE
-
-namespace CS_TEST_FILE {
-
 TEST_CASE("pipeline workload: DualPipe's overlapped pairs run in Figure 4's order", "[pipeline_workload]") {
   // DeepSeek-V3 Figure 4: computation ATTN(F), MLP(B), MLP(W), MLP(F), ATTN(B), ATTN(W);
-  // communication DISPATCH(F), DISPATCH(B), COMBINE(F), COMBINE(B). The forward's combine runs
+  // communication DISPATCH(F), DISPATCH(B), COMBINE(F), PP, COMBINE(B). The forward's combine runs
   // under the backward's attention, so what reads the combine comes after ATTN(B); MLP(W) comes
-  // between MLP(B) and MLP(F), while the dispatch's backward is in flight.
+  // between MLP(B) and MLP(F), while the dispatch's backward is in flight; the next unit's
+  // COMBINE(B) and the stage's gradient send leave before ATTN(W).
   const Scenario sc = load_scenario_text(scenario("{schedule: dualpipe, micro_batches: 8}"), "p.yaml");
   const OpWorkload w = build_op_workload(sc);
   const auto& g = w.graph;
@@ -289,7 +286,7 @@ TEST_CASE("pipeline workload: DualPipe's overlapped pairs run in Figure 4's orde
   // Pipeline rank 1 (GPUs 2 and 3) holds stages 1 and 2: MoE layers only, so its pairs are MoE pairs.
   const auto& compute = g.streams()[w.engine_streams[0].at(2)];
   REQUIRE(compute.gpu == 2);
-  int pairs = 0, residual_after_attn_bwd = 0, mlp_pairs = 0, wgrad_before_mlp_fwd = 0;
+  int pairs = 0, residual_after_attn_bwd = 0, residual_after_next_combine = 0, mlp_pairs = 0, wgrad_before_mlp_fwd = 0;
   std::string since_expert_down;  // labels since the forward's MLP
   bool in_forward_mlp = false;
   std::vector<std::string> window;  // from a backward's MLP to its attention
@@ -305,6 +302,8 @@ TEST_CASE("pipeline workload: DualPipe's overlapped pairs run in Figure 4's orde
     } else if (in_forward_mlp && ends_with(l, "ffn.residual")) {
       ++pairs;
       residual_after_attn_bwd += has(since_expert_down, "attn.core.bwd");
+      residual_after_next_combine +=
+          has(since_expert_down, "attn.core.bwd") && has(since_expert_down, "ffn.residual.bwd");
       in_forward_mlp = false;
     } else if (in_forward_mlp) {
       since_expert_down += l + " ";
@@ -332,17 +331,30 @@ TEST_CASE("pipeline workload: DualPipe's overlapped pairs run in Figure 4's orde
   CHECK(pairs > 0);
   CHECK(residual_after_attn_bwd > 0);
   CHECK(residual_after_attn_bwd < pairs);
+  // Between ATTN(B) and the forward's residual, the next backward unit's combine side (not after
+  // the chunk's last unit).
+  CHECK(residual_after_next_combine > 0);
+  CHECK(residual_after_next_combine < residual_after_attn_bwd);
   CHECK(mlp_pairs > 0);
   CHECK(wgrad_before_mlp_fwd == mlp_pairs);
-  // A weight gradient never waits for an MoE all-to-all, and no all-to-all waits for one.
+  // A weight gradient (its GEMM or the transposed FP8 cast it reads) never waits for an MoE
+  // all-to-all, and no all-to-all waits for one.
+  const auto weight = [&](const cs::sim::Op& op) {
+    return has(g.label(op), ".wgrad") || has(g.label(op), ".x_transpose_cast");
+  };
+  int sends_before_weights = 0;
   for (const auto& op : g.ops()) {
-    const bool wgrad = has(g.label(op), ".wgrad");
+    const bool wgrad = weight(op);
+    if (g.label(op) == "pp.send_gradient")
+      for (uint32_t d : op.deps) sends_before_weights += !weight(g.ops()[d]);
     for (uint32_t d : op.deps) {
       const auto& dep = g.ops()[d];
       if (wgrad && dep.kind == cs::sim::OpKind::kComm) CHECK_FALSE(has(g.label(dep), "moe."));
-      if (op.kind == cs::sim::OpKind::kComm && has(g.label(op), "moe.")) CHECK_FALSE(has(g.label(dep), ".wgrad"));
+      if (op.kind == cs::sim::OpKind::kComm && has(g.label(op), "moe.")) CHECK_FALSE(weight(dep));
     }
   }
+  // A pair's input gradient leaves once ATTN(B) made it (lone full backwards send after their last op).
+  CHECK(sends_before_weights > 0);
 }
 
 }  // namespace CS_TEST_FILE
