@@ -9,23 +9,13 @@
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 #include "hw/user_error.h"
+#include "profile_refusal.h"
 
 namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
 using namespace cs;
 
-namespace {
-// `text` as a profile is refused on the line holding its character `at`, saying `why`.
-void refused_on_line_of(const std::string& text, std::size_t at, const char* why) {
-  try {
-    hw::parse_profile(hw::parse_yaml(text, "bad.yaml"));
-    FAIL("accepted");
-  } catch (const hw::UserError& e) {
-    CHECK(e.line() == static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1);
-    CHECK_THAT(e.message(), Catch::Contains(why));
-  }
-}
-}  // namespace
+using cs::test::refused_on_line_of;
 
 TEST_CASE("an attention fit's fixed time of 0 reads back, its rate of 0 is refused", "[calibrate][profile]") {
   // The fits clamp a negative intercept to 0 (calibrate/kernel_fit.cc): a profile that says so

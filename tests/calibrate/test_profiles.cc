@@ -1,8 +1,7 @@
 // The bundled profiles (hw/profiles/): where every number came from, the H800's carry-over, the
 // YAML round trip, and the H200 profile against the H200 measurements through the simulator.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "hw/gpu_catalog.h"
 #include "hw/gpu_profile.h"
 #include "hw/user_error.h"
+#include "profile_refusal.h"
 #include "test_support.h"
 
 namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
@@ -121,18 +121,7 @@ TEST_CASE("a profile written as YAML reads back the same", "[calibrate][profile]
   CHECK(back.power_params.at("clock_stretch").source == h200.power_params.at("clock_stretch").source);
 }
 
-namespace {
-// `text` as a profile is refused on the line holding its character `at`, saying `why`.
-void refused_on_line_of(const std::string& text, std::size_t at, const char* why) {
-  try {
-    hw::parse_profile(hw::parse_yaml(text, "bad.yaml"));
-    FAIL("accepted");
-  } catch (const hw::UserError& e) {
-    CHECK(e.line() == static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n')) + 1);
-    CHECK_THAT(e.message(), Catch::Contains(why));
-  }
-}
-}  // namespace
+using cs::test::refused_on_line_of;
 
 TEST_CASE("a profile's GEMM tiles are cuBLASLt's unless it names DeepGEMM's, and nothing else",
           "[calibrate][profile]") {

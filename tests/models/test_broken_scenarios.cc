@@ -48,7 +48,8 @@ const std::vector<Expected>& corpus() {
       exact("missing_key_cluster.yaml", 5, 1, "missing required key 'cluster' in the top level"),
       exact("missing_key_gpus.yaml", 9, 3, "missing required key 'gpus' in 'cluster'"),
       exact("missing_schema_version.yaml", 5, 1, "missing required key 'schema_version' in the top level"),
-      exact("missing_after_gpu.yaml", 45, 19, "missing required key 'gpu' in 'workload.streams[2].ops[0].after[0]'"),
+      exact("missing_after_gpu.yaml", 45, 19,
+            "missing required key 'gpu' in 'workload.streams[2].ops[0].after[0]'"),
       // Null values: a key without a value is reported at the key, not at the token that follows
       // it (yaml-cpp 0.7 gives the empty value the next token's mark).
       exact("cluster_empty.yaml", 8, 1,
@@ -92,13 +93,10 @@ const std::vector<Expected>& corpus() {
       exact("profile_with_roofline.yaml", 12, 12, "'profile' applies to kind 'calibrated'"),
       exact("comm_bw_with_profile.yaml", 12, 24,
             "'comm_bw_per_sm_GBps' applies to kind 'roofline'; a calibrated profile has its own measured copy rate"),
-      exact("sm_partition_too_large.yaml", 11, 28,
-            "'cluster.sm_partitions.compute' must be between 0 and 132, found 140"),
-      exact("partitions_sum_too_large.yaml", 11, 39,
-            "SM partitions add up to 140 SMs, more than the 132 SMs of the GPU (h800)"),
+      exact("sm_partition_too_large.yaml", 11, 28, "'cluster.sm_partitions.compute' must be between 0 and 132, found 140"),
+      exact("partitions_sum_too_large.yaml", 11, 39, "SM partitions add up to 140 SMs, more than the 132 SMs of the GPU (h800)"),
       // Columns count bytes (as yaml-cpp's marks do): two 2-byte letters precede the error.
-      exact("non_ascii_before_error.yaml", 11, 57,
-            "SM partitions add up to 142 SMs, more than the 132 SMs of the GPU (h800)"),
+      exact("non_ascii_before_error.yaml", 11, 57, "SM partitions add up to 142 SMs, more than the 132 SMs of the GPU (h800)"),
       exact("partitions_empty.yaml", 11, 18, "'cluster.sm_partitions' names no partition"),
       exact("repeat_zero.yaml", 25, 19, "'workload.streams[0].ops[0].repeat' must be between 1 and 10000000, found 0"),
       exact("negative_size.yaml", 33, 34,
@@ -116,19 +114,16 @@ const std::vector<Expected>& corpus() {
             "the workload expands to more than 10000000 ops and dependencies (GPUs x (repeat + after)); clustersim run "
             "--graph-limit raises the limit"),
       // Choices.
-      exact("unknown_gpu.yaml", 9, 8,
-            "'cluster.gpu' must be one of h100, h200, h800, found 'b200'; did you mean 'h200'?"),
+      exact("unknown_gpu.yaml", 9, 8, "'cluster.gpu' must be one of h100, h200, h800, found 'b200'; did you mean 'h200'?"),
       exact("unknown_partition.yaml", 31, 18,
             "'workload.streams[1].partition' must be one of compute, comm, found 'comms'; did you mean 'comm'?"),
       exact("wrong_dtype.yaml", 23, 52,
             "'workload.streams[0].ops[0].gemm.dtype' must be one of fp8, bf16, fp16, fp32, found 'fp4'; did you "
             "mean 'fp8'?"),
       exact("unknown_fabric_kind.yaml", 12, 18,
-            "'cluster.fabric.kind' must be one of switch, multi_plane_fat_tree, multi_rail_fat_tree, "
-            "three_layer_fat_tree, "
+            "'cluster.fabric.kind' must be one of switch, multi_plane_fat_tree, multi_rail_fat_tree, three_layer_fat_tree, "
             "found 'fat_tree'"),
-      exact("fabric_option_for_switch.yaml", 12, 49,
-            "'oversubscription' applies to the fat-tree fabrics, not to 'switch'"),
+      exact("fabric_option_for_switch.yaml", 12, 49, "'oversubscription' applies to the fat-tree fabrics, not to 'switch'"),
       exact("workload_kind_wrong.yaml", 17, 9, "'workload.kind' must be one of ops, model, found 'pipeline'"),
       exact("pipeline_p2p_unknown.yaml", 15, 53,
             "'workload.pipeline.p2p' must be one of sms, copy_engine, found 'dma'; did you mean 'sms'?"),
