@@ -7,11 +7,11 @@
 
 namespace cs::cli {
 
-int cmd_check(const std::vector<std::string>& files) {
+int cmd_check(const std::vector<std::string>& files, int64_t graph_limit) {
   int bad = 0;
   for (const std::string& f : files) {
     try {
-      const models::Scenario sc = models::load_scenario_file(f);
+      const models::Scenario sc = models::load_scenario_file(f, graph_limits(graph_limit));
       const models::OpWorkload w = models::build_op_workload(sc);
       std::cout << f << ": ok ('" << sc.name << "', " << sc.cluster.gpus << " GPUs, " << w.graph.ops().size()
                 << " ops)\n";

@@ -32,15 +32,17 @@ bool same_file(const std::string& a, const std::string& b) {
   return fs::absolute(a, ec_a).lexically_normal() == fs::absolute(b, ec_b).lexically_normal();
 }
 
+models::GraphLimits graph_limits(int64_t graph_limit) {
+  return graph_limit > 0 ? models::GraphLimits{graph_limit, graph_limit} : models::GraphLimits{};
+}
+
 int cmd_run(const RunArgs& args) {
   if (!args.out.empty() && !args.trace.empty() && same_file(args.out, args.trace))
     throw hw::UserError(args.out, 0, 0, "--out and --trace name the same file");
   for (const std::string* other : {&args.out, &args.trace})
     if (!args.report.empty() && !other->empty() && same_file(args.report, *other))
       throw hw::UserError(args.report, 0, 0, "--report names the same file as --out or --trace");
-  models::GraphLimits limits;
-  if (args.graph_limit > 0) limits = {args.graph_limit, args.graph_limit};
-  const models::Scenario sc = models::load_scenario_file(args.file, limits);
+  const models::Scenario sc = models::load_scenario_file(args.file, graph_limits(args.graph_limit));
   const models::OpWorkload work = models::build_op_workload(sc);
   // Open the outputs before the run so that an unwritable path fails at once, and write them by
   // rename only after everything succeeded.

@@ -127,9 +127,10 @@ int cmd_sweep(const SweepArgs& args) {
   const MpiWorld world = mpi_start();
   const bool root = world.rank == 0;
   models::SweepSpec spec = models::load_sweep_file(args.file);
+  spec.limits = graph_limits(args.graph_limit);
   apply_args(args, spec);
   // The base scenario must load: its errors come with their places before anything runs.
-  const models::Scenario base = models::load_scenario_text(spec.base_text, spec.base_file);
+  const models::Scenario base = models::load_scenario_text(spec.base_text, spec.base_file, spec.limits);
   set_objective(args, base, spec);
   const std::vector<models::SweepPoint> points = models::expand_sweep(spec);
   if (args.list) {

@@ -7,6 +7,7 @@
 
 #include "calibrate/profile_build.h"
 #include "calibrate/validate.h"
+#include "models/scenario.h"
 
 namespace cs::cli {
 
@@ -37,12 +38,18 @@ struct SweepArgs {
   bool no_training = false;
   std::string report;             // empty: no HTML report
   std::vector<std::string> argv;  // the command line, echoed in the report
+  int64_t graph_limit = 0;        // as RunArgs'
 };
 
 int cmd_sweep(const SweepArgs& args);
 // Renders a saved result (clustersim run --format json) as the HTML report.
 int cmd_report(const std::string& result_file, const std::string& out);
-int cmd_check(const std::vector<std::string>& files);
+// `graph_limit`: as RunArgs'.
+int cmd_check(const std::vector<std::string>& files, int64_t graph_limit = 0);
+
+// The loader's limits for a `--graph-limit` value (0: the defaults).
+models::GraphLimits graph_limits(int64_t graph_limit);
+
 struct ModelShowArgs {
   std::string name;  // zoo name or model file
   int64_t seq_len = 4096;

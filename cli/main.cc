@@ -24,6 +24,14 @@ void keep_freed_memory() {
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
 }
+
+// `--graph-limit N`: the ops and transfers a scenario may expand to (models::GraphLimits).
+void add_graph_limit(CLI::App* cmd, int64_t& limit) {
+  cmd->add_option("--graph-limit", limit,
+                  "Ops and dependencies, and point-to-point transfers, the scenario may expand to (default " +
+                      std::to_string(cs::models::kMaxExpandedOps) + " each; about 250 bytes of memory an op)")
+      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000'000}));
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -52,11 +60,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--out", run.out, "Write the result to this file (atomically) instead of stdout");
   run_cmd->add_option("--trace", run.trace, "Write a Perfetto/Chrome trace (JSON) to this file");
   run_cmd->add_option("--report", run.report, "Write a self-contained HTML report to this file");
-  run_cmd
-      ->add_option("--graph-limit", run.graph_limit,
-                   "Ops and dependencies, and point-to-point transfers, the scenario may expand to (default " +
-                       std::to_string(cs::models::kMaxExpandedOps) + " each; about 250 bytes of memory an op)")
-      ->check(CLI::Range(int64_t{1}, int64_t{10'000'000'000}));
+  add_graph_limit(run_cmd, run.graph_limit);
   run_cmd->footer(
       "Examples:\n"
       "  clustersim run scenarios/gemm-a2a-overlap-h800.yaml --format json --out result.json \\\n"
@@ -93,6 +97,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"step_time", "gpu_hours", "days", "cost", "tokens_per_s_per_gpu"}));
   sweep_cmd->add_option("--shard", sweep.shard, "Run only shard I of N (I/N, 0 <= I < N): every N-th point from the I-th");
   sweep_cmd->add_option("--merge", sweep.merge, "Results files of this sweep's shards, taken as done")->expected(1, -1);
+  add_graph_limit(sweep_cmd, sweep.graph_limit);
   sweep_cmd->add_flag("--list", sweep.list, "Print the points (and why any are skipped); run nothing");
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "Points simulated at once (0: one per hardware thread)")
       ->check(CLI::Range(0, 1024))->capture_default_str();
@@ -109,8 +114,10 @@ int main(int argc, char** argv) {
       "  clustersim sweep FILE --merge s0.csv s1.csv -o all.csv");
 
   std::vector<std::string> files;
+  int64_t check_graph_limit = 0;
   CLI::App* check_cmd = app.add_subcommand("check", "Validate scenario files without running them");
   check_cmd->add_option("FILE", files, "Scenario YAML files")->required()->expected(1, -1);
+  add_graph_limit(check_cmd, check_graph_limit);
   check_cmd->footer(
       "Example:\n"
       "  clustersim check scenarios/*.yaml   # prints FILE:LINE:COL: message for each error");
@@ -245,7 +252,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return cmd_run(run);
     if (*report_cmd) return cmd_report(report_in, report_out);
-    if (*check_cmd) return cmd_check(files);
+    if (*check_cmd) return cmd_check(files, check_graph_limit);
     if (*sweep_cmd) return cmd_sweep(sweep);
     if (*compare_cmd) return cmd_compare(cmp);
     if (*cal_fit_cmd) return cmd_calibrate_fit(cal);

@@ -243,7 +243,8 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
         .fail("the stage's graph would hold " + std::to_string(size.ops) + " ops and dependencies and " +
               std::to_string(size.transfers) + " transfers, beyond the limits of " + std::to_string(limits.ops) +
               " and " + std::to_string(limits.transfers) +
-              ": run fewer micro_batches or a smaller layout (clustersim run --graph-limit raises the limits)");
+              ": run fewer micro_batches or a smaller layout (--graph-limit of clustersim run, sweep and check raises "
+              "the limits)");
   // Every pipeline rank must fit; the worst one is reported with its bytes by category.
   const MemoryBreakdown worst = worst_rank_memory(memory_inputs(mw, cluster, 0), cluster.gpu);
   if (!worst.fits()) layout_node.fail(does_not_fit_message(worst) + " on " + cluster.gpu.model);

@@ -215,14 +215,15 @@ Scenario parse_scenario(const YamlNode& root, const GraphLimits& limits) {
       expanded += per_gpu * static_cast<int64_t>(s.gpus.size());
       if (expanded > limits.ops)
         sn.fail("the workload expands to more than " + std::to_string(limits.ops) +
-                " ops and dependencies (GPUs x (repeat + after)); clustersim run --graph-limit raises the limit");
+                " ops and dependencies (GPUs x (repeat + after)); --graph-limit of clustersim run, sweep and check "
+                "raises the limit");
       const uint64_t n = s.gpus.size();
       if (op.type == OpType::kCollective) transfers += sim::collective_transfers(op.collective, n) * op.repeat;
       if (op.type == OpType::kSend) transfers += n * op.repeat;
       if (transfers > static_cast<uint64_t>(limits.transfers))
         sn.fail("the collectives expand to more than " + std::to_string(limits.transfers) +
                 " point-to-point transfers (an all-to-all over n GPUs makes n(n-1), a ring all-reduce 2n(n-1)); "
-                "clustersim run --graph-limit raises the limit");
+                "--graph-limit of clustersim run, sweep and check raises the limit");
     }
     sc.streams.push_back(std::move(s));
   }

@@ -136,7 +136,7 @@ Scenario load_sweep_point(const SweepSpec& spec, const SweepPoint& p) {
     doc["training"]["phases"] = kept;
   }
   auto src = std::make_shared<hw::YamlSource>(hw::YamlSource{spec.base_file, spec.base_text});
-  return load_scenario_node(hw::YamlNode(doc, src, "", 0));
+  return load_scenario_node(hw::YamlNode(doc, src, "", 0), spec.limits);
 }
 
 Scenario sweep_point_scenario(const SweepSpec& spec, const SweepPoint& p) {

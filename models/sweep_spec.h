@@ -70,6 +70,7 @@ struct SweepSpec {
   std::vector<std::string> phases;         // the base's training phases each point runs, by name; empty: all
   std::string comm_partition, compute_partition;  // for comm_sms; empty: the model's own
   std::vector<std::string> columns;        // the keys the points set, in order: axes, points, derived
+  GraphLimits limits;                      // the base's and every point's (`clustersim sweep --graph-limit`)
 };
 
 // One point: the keys it sets (in order) and, when a constraint or derivation rules it out, why.

@@ -89,7 +89,8 @@ TrainingPlan parse_training(const YamlNode& t, const YamlNode& workload, const s
       gb.fail("a step of this batch holds " + std::to_string(size.ops) + " ops and dependencies and " +
               std::to_string(size.transfers) + " transfers, beyond the limits of " + std::to_string(limits.ops) +
               " and " + std::to_string(limits.transfers) +
-              ": use a coarser fidelity or a smaller layout (clustersim run --graph-limit raises the limits)");
+              ": use a coarser fidelity or a smaller layout (--graph-limit of clustersim run, sweep and check raises "
+              "the limits)");
     ph.workload = std::make_shared<const ModelWorkload>(std::move(mw));
     plan.phases.push_back(std::move(ph));
   }

@@ -193,7 +193,8 @@ TEST_CASE("a bad --format value exits 2 and runs nothing", "[cli][exit]") {
   CHECK_FALSE(contains(r.err, "running"));
 }
 
-TEST_CASE("run --graph-limit refuses a scenario beyond it at its stream, and a limit below 1", "[cli][exit]") {
+TEST_CASE("run, check and sweep --graph-limit refuse a scenario beyond it at its stream, and a limit below 1",
+          "[cli][exit]") {
   // The sample scenario's streams expand to a few dozen ops: a limit of 10 refuses it where the
   // default accepts it.
   const RunOutput small = run_clustersim({"run", scenario(), "--graph-limit", "10"});
@@ -205,6 +206,16 @@ TEST_CASE("run --graph-limit refuses a scenario beyond it at its stream, and a l
   CHECK(zero.exit_code == 2);
   CHECK(contains(zero.err, "--graph-limit"));
   CHECK(run_clustersim({"run", scenario(), "--graph-limit", "100000"}).exit_code == 0);
+  // check and sweep take the same limit.
+  const RunOutput check = run_clustersim({"check", scenario(), "--graph-limit", "10"});
+  CHECK(check.exit_code == 2);
+  CHECK(contains(check.err, "expands to more than 10 ops"));
+  CHECK(run_clustersim({"check", scenario(), "--graph-limit", "100000"}).exit_code == 0);
+  const RunOutput sweep = run_clustersim({"sweep", scenario(), "--comm-sms", "8,16", "--list", "--graph-limit", "10"});
+  CHECK(sweep.exit_code == 2);
+  CHECK(contains(sweep.err, "expands to more than 10 ops"));
+  CHECK(run_clustersim({"sweep", scenario(), "--comm-sms", "8,16", "--list", "--graph-limit", "100000"}).exit_code ==
+        0);
 }
 
 TEST_CASE("run without FILE exits 2", "[cli][exit]") {

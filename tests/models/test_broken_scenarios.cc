@@ -111,8 +111,8 @@ const std::vector<Expected>& corpus() {
       exact("zero_compute.yaml", 26, 20, "a compute op needs gflop or hbm_MiB above zero"),
       exact("schema_version_wrong.yaml", 5, 17, "schema_version 2 is not supported; this clustersim reads version 1"),
       exact("too_many_ops.yaml", 19, 7,
-            "the workload expands to more than 10000000 ops and dependencies (GPUs x (repeat + after)); clustersim run "
-            "--graph-limit raises the limit"),
+            "the workload expands to more than 10000000 ops and dependencies (GPUs x (repeat + after)); --graph-limit "
+            "of clustersim run, sweep and check raises the limit"),
       // Choices.
       exact("unknown_gpu.yaml", 9, 8, "'cluster.gpu' must be one of h100, h200, h800, found 'b200'; did you mean 'h200'?"),
       exact("unknown_partition.yaml", 31, 18,

@@ -53,7 +53,7 @@ TEST_CASE("a model workload's step beyond the graph limits is refused, within ra
   const std::string few_ops = error_of(pipeline_step(), {ops - 1, transfers});
   CHECK_THAT(few_ops, Catch::Contains("l.yaml:") && Catch::Contains(std::to_string(size.ops) + " ops") &&
                           Catch::Contains("beyond the limits of " + std::to_string(ops - 1)) &&
-                          Catch::Contains("clustersim run --graph-limit"));
+                          Catch::Contains("--graph-limit of clustersim run, sweep and check"));
   CHECK_THAT(error_of(pipeline_step(), {ops, transfers - 1}), Catch::Contains("transfers, beyond the limits"));
   // The defaults are the loader's constants.
   CHECK(GraphLimits{}.ops == kMaxExpandedOps);
@@ -75,7 +75,7 @@ TEST_CASE("a training phase's step beyond the graph limits is refused at its bat
   REQUIRE(model_workload_size(*four.training->phases.front().workload).ops < size.ops);
   const std::string e = error_of(text, {ops - 1, transfers});
   CHECK_THAT(e, Catch::Contains("l.yaml:21:") && Catch::Contains("a step of this batch holds") &&
-                    Catch::Contains("clustersim run --graph-limit raises the limits"));
+                    Catch::Contains("--graph-limit of clustersim run, sweep and check raises the limits"));
 }
 
 TEST_CASE("an ops workload beyond the graph limits is refused at its stream", "[limits]") {
