@@ -76,7 +76,9 @@ double kernel_model_us(const hw::KernelModel& k, const AttentionCase& c) {
                     : k.attn_fwd_us + flops(c) / (k.attn_fwd_tflops * 1e6);
 }
 
-int fa2_head_dim(const AttentionCase& c) { return static_cast<int>(std::max(c.d_qk, c.d_v_run)); }
+int fa2_head_dim(const AttentionCase& c) {
+  return hw::AttentionFa2Model::run_head_dim(static_cast<int>(c.d_qk), static_cast<int>(c.d_v_run));
+}
 
 double kernel_model_us(const hw::AttentionFa2Model& k, const AttentionCase& c) {
   const hw::AttentionFa2Model::Rates& r = k.rates_for(fa2_head_dim(c));

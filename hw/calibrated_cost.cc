@@ -192,11 +192,9 @@ double CalibratedCost::attention_us(const sim::GenericCompute& c, double share) 
   const bool fwd = c.kind == sim::ComputeKind::kAttentionForward;
   double us = 0, tflops = 0;
   if (attention_ == AttentionKernel::kFa2) {
-    // The kernel of its head dim where measured, else the nearest measured; an op that names no
-    // head dim takes the largest kernel FlashAttention-2 compiles.
-    const int d = std::max(c.head_dim_qk, c.head_dim_v);
+    // The kernel of its head dim where measured, else the nearest measured.
     const AttentionFa2Model::Rates& r =
-        profile_.attention_fa2.rates_for(d > 0 ? d : AttentionFa2Model::kHeadDims.back());
+        profile_.attention_fa2.rates_for(AttentionFa2Model::run_head_dim(c.head_dim_qk, c.head_dim_v));
     us = fwd ? r.fwd_us : r.bwd_us, tflops = fwd ? r.fwd_tflops : r.bwd_tflops;
   } else {
     const KernelModel& k = profile_.kernels;

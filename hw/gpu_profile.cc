@@ -67,7 +67,12 @@ int AttentionFa2Model::kernel_of(int head_dim) {
   return static_cast<int>(kHeadDims.size()) - 1;
 }
 
-const AttentionFa2Model::Rates& AttentionFa2Model::rates_for(int head_dim) const {
+int AttentionFa2Model::run_head_dim(int qk, int v) {
+  const int d = std::max(qk, v);
+  return d > 0 ? d : kHeadDims.back();
+}
+
+int AttentionFa2Model::measured_kernel_for(int head_dim) const {
   const int own = kernel_of(head_dim);
   int best = -1;
   for (int k = 0; k < static_cast<int>(kHeadDims.size()); ++k) {
@@ -75,8 +80,8 @@ const AttentionFa2Model::Rates& AttentionFa2Model::rates_for(int head_dim) const
     const int gap = std::abs(kHeadDims[k] - kHeadDims[own]);
     if (best < 0 || gap <= std::abs(kHeadDims[best] - kHeadDims[own])) best = k;  // ascending: a tie goes to the larger
   }
-  if (best < 0) throw std::logic_error("rates_for on a FlashAttention-2 model with no kernel measured");
-  return kernels[best];
+  if (best < 0) throw std::logic_error("measured_kernel_for on a FlashAttention-2 model with no kernel measured");
+  return best;
 }
 
 const char* KernelClockModel::param_name(int i) {

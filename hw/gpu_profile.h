@@ -117,9 +117,13 @@ struct AttentionFa2Model {
   bool present() const;                  // any kernel measured
   // The index in kHeadDims of the kernel a call of head dim d runs (the last for d above 256).
   static int kernel_of(int head_dim);
-  // The measured kernel that times head dim d: its own, else the measured one nearest it (the
-  // larger on a tie). Needs present().
-  const Rates& rates_for(int head_dim) const;
+  // The one head dim a call with q/k head dim `qk` and v head dim `v` runs at: the larger (the
+  // other padded to it); neither given (0): the largest kernel FlashAttention-2 compiles.
+  static int run_head_dim(int qk, int v);
+  // The index in kHeadDims of the measured kernel that times head dim d: its own, else the
+  // measured one nearest it (the larger on a tie). Needs present().
+  int measured_kernel_for(int head_dim) const;
+  const Rates& rates_for(int head_dim) const { return kernels[measured_kernel_for(head_dim)]; }
 };
 
 // Which kernel runs attention: the one SDPA picks itself (KernelModel; cuDNN's on Hopper), or

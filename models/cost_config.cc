@@ -150,8 +150,8 @@ std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, con
     if (cost.attention_kernel == hw::AttentionKernel::kFa2 && op.kind == sim::OpKind::kCompute) {
       const sim::GenericCompute& c = graph.computes()[op.payload];
       if (c.kind == sim::ComputeKind::kAttentionForward || c.kind == sim::ComputeKind::kAttentionBackward) {
-        const int d = std::max(c.head_dim_qk, c.head_dim_v);
-        const int own = hw::AttentionFa2Model::kernel_of(d > 0 ? d : hw::AttentionFa2Model::kHeadDims.back());
+        const int own =
+            hw::AttentionFa2Model::kernel_of(hw::AttentionFa2Model::run_head_dim(c.head_dim_qk, c.head_dim_v));
         if (!fa2.kernels[own].present()) ++fa2_unmeasured[own];
       }
     }
@@ -173,7 +173,7 @@ std::vector<std::string> profile_range_warnings(const CostModelConfig& cost, con
   for (const RangeCheck* r : {&ctas, &size}) r->report("communication ops", out);
   for (const auto& [own, ops] : fa2_unmeasured) {
     const int dim = hw::AttentionFa2Model::kHeadDims[own];
-    const int used = hw::AttentionFa2Model::kHeadDims[&fa2.rates_for(dim) - fa2.kernels.data()];
+    const int used = hw::AttentionFa2Model::kHeadDims[fa2.measured_kernel_for(dim)];
     out.push_back("FlashAttention-2's head-dim-" + std::to_string(dim) + " kernel, which " + std::to_string(ops) +
                   (ops == 1 ? " attention op runs" : " attention ops run") + ", was not measured: " +
                   (ops == 1 ? "it takes" : "they take") + " the head-dim-" + std::to_string(used) + " kernel's rates");
