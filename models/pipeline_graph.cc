@@ -1,5 +1,6 @@
 // build_pipeline_workload: a whole pipeline step as an op graph, every rank's chunks in the order
 // its schedule gives (model_workload.h).
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -184,7 +185,8 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   OpWorkload w;
   // Stage-boundary sends get their own streams on the communication partition, one per GPU, peer
   // and direction (as NCCL runs point-to-point operations to different peers on separate
-  // channels). A send is issued when its consumer's chunk is emitted: on a GPU's comm stream it
+  // channels). A send is issued when its consumer's chunk is emitted (under a rendezvous, below,
+  // when the first of its two sides posts it): on a GPU's comm stream it
   // would queue behind later chunks' all-to-alls, and on one shared send stream behind sends to
   // other consumers emitted earlier but produced later, waiting for nothing it needs.
   // By the copy engine (pipeline.p2p), the send streams only order their copies: they stay on that
@@ -229,28 +231,93 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   };
   std::map<PassRef, Produced> produced;
   const double boundary_bytes = static_cast<double>(ctx.front().tokens) * mw.model.hidden * 2;  // BF16
+  // Where the schedule commits its point-to-point batches (DualPipe) and NCCL's kernels move them
+  // (p2p: sms), a send is a rendezvous: it moves once the sender has posted it and the receiver
+  // its receive, each when its compute stream reaches the batch (PyTorch makes the NCCL stream
+  // wait for the current stream), and the task after each batch waits for all of the batch's
+  // transfers (req.wait()). NCCL's send cannot finish before the receiver takes the data: a
+  // boundary activation (tens of MB) is many times its staging buffer. A copy-engine copy
+  // (p2p: copy_engine, cudaMemcpyPeerAsync as our pipeline bench sends) needs no receiver: it
+  // leaves when its data is ready, and only the consumer waits for it.
+  // `heads[r][k]`: per GPU, the last ops on its compute and comm streams once rank r emitted k
+  // tasks, where a batch before task k is posted.
+  const bool rendezvous = !sched.commits.empty() && mw.pipeline_p2p == sim::Mover::kSms;
+  std::map<PassRef, std::pair<TaskRef, TaskRef>> posted;  // pass -> (sender's batch, receiver's batch)
+  std::vector<std::map<int, const CommitBatch*>> batch_before(sched.ranks);
+  for (int r = 0; rendezvous && r < static_cast<int>(sched.commits.size()); ++r)
+    for (const CommitBatch& b : sched.commits[r]) {
+      batch_before[r][b.before_task] = &b;
+      for (const PassRef& p : b.sends) posted[p].first = {r, b.before_task};
+      for (const PassRef& p : b.recvs) posted[p].second = {r, b.before_task};
+    }
+  std::vector<std::vector<std::vector<std::vector<sim::OpId>>>> heads(sched.ranks);
+  const auto snapshot = [&](int r) {
+    std::vector<std::vector<sim::OpId>> at(rank_gpus[r].size());
+    for (size_t i = 0; i < at.size(); ++i)
+      for (const sim::StreamId st : {rank_streams[r].compute[i], rank_streams[r].comm[i]})
+        if (const auto& ops = w.graph.streams()[st.v].ops; !ops.empty()) at[i].push_back(sim::OpId{ops.back()});
+    heads[r].push_back(std::move(at));
+  };
+  for (int r = 0; r < sched.ranks; ++r) snapshot(r);
+  // (pass, GPU index) -> the send that carries it to its consumer, made once.
+  std::map<std::pair<PassRef, size_t>, sim::OpId> sent;
+  const auto send = [&](const PassRef& pass, size_t i, int consumer) -> sim::OpId {
+    if (const auto it = sent.find({pass, i}); it != sent.end()) return it->second;
+    const Produced& p = produced.at(pass);
+    const int src = rank_gpus[p.rank][i], dst = rank_gpus[consumer][i];
+    auto it = p2p.find({src, dst, static_cast<int>(pass.pass)});
+    if (it == p2p.end()) {
+      it = p2p.emplace(std::make_tuple(src, dst, static_cast<int>(pass.pass)),
+                       w.graph.add_stream(src, comm_part,
+                                          "pp_p2p to gpu " + std::to_string(dst) +
+                                              (pass.pass == ChunkPass::kForward ? ", activations" : ", gradients")))
+               .first;
+      w.engine_streams[2].push_back(it->second.v);
+    }
+    const sim::OpId op =
+        w.graph.add_send(it->second, dst, boundary_bytes,
+                         pass.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient", mw.pipeline_p2p);
+    w.graph.add_dep(op, p.last[i]);
+    if (rendezvous) {
+      const auto& [from, to] = posted.at(pass);
+      for (const TaskRef& side : {from, to})
+        for (const sim::OpId head : heads[side.rank][side.index][i]) w.graph.add_dep(op, head);
+    }
+    return sent.emplace(std::pair{pass, i}, op).first->second;
+  };
   const auto wait_for = [&](int r, int slot, const PassRef& need) {
     const Produced& p = produced.at(need);
-    for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
-      sim::OpId dep = p.last[i];
-      if (p.rank != r) {  // a stage boundary: activations forward, their gradients backward
-        const int src = rank_gpus[p.rank][i], dst = rank_gpus[r][i];
-        auto it = p2p.find({src, dst, static_cast<int>(need.pass)});
-        if (it == p2p.end()) {
-          it = p2p.emplace(std::make_tuple(src, dst, static_cast<int>(need.pass)),
-                           w.graph.add_stream(src, comm_part,
-                                              "pp_p2p to gpu " + std::to_string(dst) +
-                                                  (need.pass == ChunkPass::kForward ? ", activations" : ", gradients")))
-                   .first;
-          w.engine_streams[2].push_back(it->second.v);
+    for (size_t i = 0; i < rank_gpus[r].size(); ++i)
+      emitters[r].wait_for(slot, i, p.rank != r ? send(need, i, r) : p.last[i]);
+  };
+  // The batch posted before rank r's next task: whether both sides of each transfer reached it,
+  // and (`slots`: the task's chunk slots) the task waiting for all of them.
+  const auto batch_at = [&](int r) -> const CommitBatch* {
+    const auto it = batch_before[r].find(static_cast<int>(heads[r].size()) - 1);
+    return it == batch_before[r].end() ? nullptr : it->second;
+  };
+  const auto batch_ready = [&](int r) {
+    const CommitBatch* b = batch_at(r);
+    if (!b) return true;
+    const auto posted_by_both = [&](const PassRef& p) {
+      const auto& [from, to] = posted.at(p);
+      return produced.count(p) > 0 && static_cast<int>(heads[from.rank].size()) > from.index &&
+             static_cast<int>(heads[to.rank].size()) > to.index;
+    };
+    return std::all_of(b->sends.begin(), b->sends.end(), posted_by_both) &&
+           std::all_of(b->recvs.begin(), b->recvs.end(), posted_by_both);
+  };
+  const auto wait_for_batch = [&](int r, int slots) {
+    const CommitBatch* b = batch_at(r);
+    if (!b) return;
+    for (const std::vector<PassRef>* list : {&b->sends, &b->recvs})
+      for (const PassRef& p : *list) {
+        const int consumer = posted.at(p).second.rank;
+        for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
+          const sim::OpId op = send(p, i, consumer);
+          for (int slot = 0; slot < slots; ++slot) emitters[r].wait_for(slot, i, op);
         }
-        dep = w.graph.add_send(it->second, dst, boundary_bytes,
-                               need.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient",
-                               mw.pipeline_p2p);
-        w.graph.add_dep(dep, p.last[i]);
       }
-      emitters[r].wait_for(slot, i, dep);
-    }
   };
   // `input_only`: the pass's data is its last op that is no weight gradient.
   const auto record = [&](int r, int slot, const std::vector<PassRef>& passes, bool input_only = false) {
@@ -267,6 +334,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
     e.reset(0);
     e.reset(1);
     const StageOps& f = stage(t.chunk.stage);
+    wait_for_batch(r, t.kind == ChunkTask::kForwardBackward ? 2 : 1);
     if (t.kind == ChunkTask::kForwardBackward) {
       const PairOps& both = pair(t.chunk.stage, t.bwd.stage);
       for (const PassRef& need : task_needs(sched, ChunkTask{ChunkTask::kForward, t.chunk, {}})) wait_for(r, 0, need);
@@ -298,9 +366,10 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         const ChunkTask& t = sched.per_rank[r][next[r]];
         std::vector<PassRef> needs = task_needs(sched, t);
         const bool ready = std::all_of(needs.begin(), needs.end(), [&](const PassRef& p) { return produced.count(p) > 0; });
-        if (!ready) break;
+        if (!ready || !batch_ready(r)) break;
         const auto first = static_cast<uint32_t>(w.graph.ops().size());
         emit(r, t);
+        snapshot(r);
         rec.spans.push_back(ChunkSpan{r, t.kind, first, static_cast<uint32_t>(w.graph.ops().size())});
         ++next[r];
         progress = true;
@@ -309,6 +378,15 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   for (int r = 0; r < sched.ranks; ++r)
     if (next[r] != sched.per_rank[r].size())
       throw std::logic_error("pipeline schedule left rank " + std::to_string(r) + " with tasks whose inputs never came");
+  // The batch after the last task: its transfers finish before the optimizer step begins.
+  for (int r = 0; r < sched.ranks; ++r)
+    if (const CommitBatch* b = batch_at(r)) {
+      rank_streams[r].after.assign(rank_gpus[r].size(), {});
+      for (const std::vector<PassRef>* list : {&b->sends, &b->recvs})
+        for (const PassRef& p : *list)
+          for (size_t i = 0; i < rank_gpus[r].size(); ++i)
+            rank_streams[r].after[i].push_back(send(p, i, posted.at(p).second.rank));
+    }
   rec.optimizer = emit_optimizer_step(w.graph, mw, cl, rank_streams);
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
   w.pipeline = std::move(rec);

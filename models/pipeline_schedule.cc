@@ -113,7 +113,9 @@ PipelineSchedule make_schedule(const ScheduleParams& p) {
       s.per_rank = detail::interleaved_1f1b(p.stages, p.micro_batches, p.virtual_stages);
       break;
     case ScheduleKind::kZb1p: s.per_rank = detail::zb_h1(p.stages, p.micro_batches); break;
-    case ScheduleKind::kDualPipe: s.per_rank = detail::dualpipe(p.stages, p.micro_batches); break;
+    case ScheduleKind::kDualPipe:
+      s.per_rank = detail::dualpipe(p.stages, p.micro_batches, &s.commits);
+      break;
     case ScheduleKind::kDualPipeV: s.per_rank = detail::dualpipe_v(p.stages, p.micro_batches); break;
   }
   return s;

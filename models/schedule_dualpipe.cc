@@ -19,8 +19,12 @@
 // A backward with enable_zb computes input gradients only and queues its weight gradient; each
 // _weight_chunk pops the oldest (WeightGradStore is FIFO).
 //
-// The sends and receives around the chunks (which dualpipe.py batches and places with care) do
-// not change the order of computation; the dependencies they carry are task_needs()'.
+// Around the chunks, dualpipe.py queues sends and receives and commits them in batches
+// (_commit_and_wait_comm: dist.batch_isend_irecv, then every request waited for) at the start of
+// each chunk and once after the last. With `commits`, the generator records those batches call
+// for call: which receives a chunk posts early (recv=False further on), which sends wait past
+// the next chunk (the middle ranks' first step-4 round). The order of computation is the same
+// either way.
 #include <algorithm>
 #include <array>
 #include <cassert>
@@ -31,50 +35,123 @@
 namespace cs::models::detail {
 namespace {
 
+// One rank's calls, named as in the sources: f is _forward_chunk, b _backward_chunk, fb
+// _forward_backward_chunk, w _weight_chunk; recv_forward, send_forward, recv_backward,
+// send_backward and commit queue and post point-to-point operations (recorded only into
+// `commits`, when given).
 class RankSteps {
  public:
-  RankSteps(std::vector<ChunkTask>& out, std::array<StageRef, 2> phases) : out_(out), phases_(phases) {}
+  // `stages`: the stages of one direction (the first receives no activations, the last sends none).
+  RankSteps(std::vector<ChunkTask>& out, std::array<StageRef, 2> phases, int stages, std::vector<CommitBatch>* commits)
+      : out_(out), phases_(phases), stages_(stages), commits_(commits) {}
 
-  void f(int phase) { out_.push_back({ChunkTask::kForward, next_forward(phase), {}}); }
-  void b(int phase, bool zero_bubble = false) {
+  void f(int phase, bool recv = true, bool send = true) {
+    if (recv) recv_forward(phase);
+    commit();
+    out_.push_back({ChunkTask::kForward, next_forward(phase), {}});
+    if (send) send_forward(phase);
+  }
+  void b(int phase, bool zero_bubble = false, bool recv = true, bool send = true) {
+    if (recv) recv_backward(phase);
+    commit();
     const ChunkRef c = next_backward(phase);
     if (!zero_bubble) {
       out_.push_back({ChunkTask::kBackward, c, {}});
-      return;
+    } else {
+      out_.push_back({ChunkTask::kBackwardInput, c, {}});
+      weight_queue_.push_back(c);
     }
-    out_.push_back({ChunkTask::kBackwardInput, c, {}});
-    weight_queue_.push_back(c);
+    if (send) send_backward(phase);
   }
   void w() {
     assert(!weight_queue_.empty());
+    commit();
     out_.push_back({ChunkTask::kBackwardWeight, weight_queue_.front(), {}});
     weight_queue_.pop_front();
   }
-  void fb(int forward_phase, int backward_phase) {
+  void fb(int forward_phase, int backward_phase, bool recv_forward_input = true) {
+    if (recv_forward_input) recv_forward(forward_phase);
+    recv_backward(backward_phase);
+    commit();
     const ChunkRef fwd = next_forward(forward_phase);
     out_.push_back({ChunkTask::kForwardBackward, fwd, next_backward(backward_phase)});
+    send_forward(forward_phase);
+    send_backward(backward_phase);
   }
   bool weights_done() const { return weight_queue_.empty(); }
+
+  // The first stage of a direction receives no activations, the last no gradients; the last
+  // sends no activations on, the first no gradients back.
+  void recv_forward(int phase) {
+    const StageRef& p = phases_[phase];
+    if (p.stage > 0) queue(recv_, {ChunkPass::kForward, {recv_forward_id_[phase]++, p.stage - 1, p.direction}});
+  }
+  void send_forward(int phase) {
+    const StageRef& p = phases_[phase];
+    if (p.stage + 1 < stages_) queue(send_, {ChunkPass::kForward, {send_forward_id_[phase]++, p.stage, p.direction}});
+  }
+  void recv_backward(int phase) {
+    const StageRef& p = phases_[phase];
+    if (p.stage + 1 < stages_)
+      queue(recv_, {ChunkPass::kInputGrad, {recv_backward_id_[phase]++, p.stage + 1, p.direction}});
+  }
+  void send_backward(int phase) {
+    const StageRef& p = phases_[phase];
+    if (p.stage > 0) queue(send_, {ChunkPass::kInputGrad, {send_backward_id_[phase]++, p.stage, p.direction}});
+  }
+  // Posts what was queued, before the next task (an empty queue posts nothing).
+  void commit() {
+    if (send_.empty() && recv_.empty()) return;
+    if (commits_) commits_->push_back({static_cast<int>(out_.size()), std::move(send_), std::move(recv_)});
+    send_.clear();
+    recv_.clear();
+  }
 
  private:
   // Chunk ids count up per phase (current_f_chunk_id / current_b_chunk_id in the sources).
   ChunkRef next_forward(int phase) { return {forward_id_[phase]++, phases_[phase].stage, phases_[phase].direction}; }
   ChunkRef next_backward(int phase) { return {backward_id_[phase]++, phases_[phase].stage, phases_[phase].direction}; }
+  static void queue(std::vector<PassRef>& q, PassRef p) { q.push_back(p); }
 
   std::vector<ChunkTask>& out_;
   std::array<StageRef, 2> phases_;
+  int stages_;
+  std::vector<CommitBatch>* commits_;
   std::array<int, 2> forward_id_{0, 0}, backward_id_{0, 0};
+  // current_{recv,send}_{f,b}_chunk_id in the sources.
+  std::array<int, 2> recv_forward_id_{0, 0}, send_forward_id_{0, 0}, recv_backward_id_{0, 0}, send_backward_id_{0, 0};
+  std::vector<PassRef> send_, recv_;
   std::deque<ChunkRef> weight_queue_;
 };
 
 // The eight steps shared by both sources; n, h, step_4 and `middle` as in the file comment.
 void eight_steps(RankSteps& s, int n, int h, int step_4, bool middle) {
   for (int i = 0; i < (n - h - 1) * 2; ++i) s.f(0);
-  for (int i = 0; i < h + 1; ++i) s.f(0), s.f(1);
-  for (int i = 0; i < n - h - 1; ++i) s.b(1, true), s.w(), s.f(1);
+  // Step 2 receives each F0's input a chunk early, with the F1 before it.
+  s.recv_forward(0);
+  for (int i = 0; i < h + 1; ++i) {
+    s.f(0, false, middle);
+    s.recv_forward(0);
+    s.f(1, true, !middle || i < h);
+    if (!middle) s.send_forward(0);
+  }
+  for (int i = 0; i < n - h - 1; ++i) {
+    s.b(1, true);
+    s.recv_forward(1);
+    s.w();
+    s.f(1, false);
+  }
   for (int i = 0; i < step_4; ++i) {
-    if (i == 0 && middle) s.f(0), s.b(1);
-    else s.fb(0, 1);
+    if (i == 0 && middle) {
+      // The middle ranks' F0 and full B1 run apart, their sends held back to go out together.
+      s.f(0, false, false);
+      s.send_forward(1);
+      s.b(1, false, true, false);
+      s.send_forward(0);
+      s.send_backward(1);
+    } else {
+      s.fb(0, 1, i > 0);
+    }
     s.fb(1, 0);
   }
   for (int i = 0; i < n - h - 1; ++i) s.b(1), s.fb(1, 0);
@@ -91,18 +168,21 @@ void eight_steps(RankSteps& s, int n, int h, int step_4, bool middle) {
   for (int i = 0; i < n - h - 1; ++i) s.w(), s.b(0, true);
   for (int i = 0; i < h + 1; ++i) s.w();
   assert(s.weights_done());
+  s.commit();
 }
 
 }  // namespace
 
-RankOrders dualpipe(int pp, int m) {
+RankOrders dualpipe(int pp, int m, std::vector<std::vector<CommitBatch>>* commits) {
   RankOrders out(pp);
+  if (commits) commits->assign(pp, {});
   const int n = pp / 2, half_chunks = m / 2;
   for (int r = 0; r < pp; ++r) {
     const int h = std::min(r, pp - 1 - r);
     const bool second_half = r >= n;
     const StageRef forward_copy{r, 0}, reverse_copy{pp - 1 - r, 1};
-    RankSteps s(out[r], second_half ? std::array{reverse_copy, forward_copy} : std::array{forward_copy, reverse_copy});
+    RankSteps s(out[r], second_half ? std::array{reverse_copy, forward_copy} : std::array{forward_copy, reverse_copy},
+                pp, commits ? &(*commits)[r] : nullptr);
     eight_steps(s, n, h, half_chunks - pp + h + 1, r == n - 1 || r == n);
   }
   return out;
@@ -112,7 +192,9 @@ RankOrders dualpipe_v(int pp, int m) {
   const int ranks = pp / 2;
   RankOrders out(ranks);
   for (int r = 0; r < ranks; ++r) {
-    RankSteps s(out[r], {StageRef{r, 0}, StageRef{pp - 1 - r, 0}});
+    // dualpipev.py's sends and receives are not recorded: where the V turns, one rank holds both
+    // stages and passes them on without a send, which the batches here do not describe.
+    RankSteps s(out[r], {StageRef{r, 0}, StageRef{pp - 1 - r, 0}}, pp, nullptr);
     eight_steps(s, ranks, r, m - pp + r + 1, r == ranks - 1);
   }
   return out;

@@ -2,7 +2,9 @@
 // (copy_engine), which holds no SM; and communication partitions of 0 SMs.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "hw/user_error.h"
 #include "models/model_workload.h"
@@ -125,6 +127,41 @@ TEST_CASE("pipeline.p2p: copy-engine sends hold no SMs and end the step sooner",
   CHECK(pipeline_end(r_ce) < pipeline_end(r_sms));
   // No kernel on the communication SMs, so no profile warning about their count either.
   for (const std::string& warning : r_ce.cost_warnings) CHECK(warning.find("communication ops") == std::string::npos);
+}
+
+TEST_CASE("pipeline.p2p: DualPipe's NCCL sends wait for the receiver and hold the sender, copies do neither",
+          "[pipeline_p2p]") {
+  // dualpipe.py commits its sends and receives in batches and waits for them before the next
+  // chunk (models/pipeline_graph.cc): with NCCL kernels (sms) a send moves once the receiver posted
+  // its receive, and the sender's next task waits for it. Our bench's cudaMemcpyPeerAsync copies
+  // (copy_engine) need no receiver and hold no sender.
+  for (const bool nccl : {true, false}) {
+    INFO((nccl ? "sms" : "copy_engine"));
+    const Scenario sc = load_scenario_text(
+        dense("{compute: 112, comm: 20}",
+              std::string("{schedule: dualpipe, micro_batches: 4, p2p: ") + (nccl ? "sms}" : "copy_engine}")),
+        "p.yaml");
+    const OpWorkload w = build_op_workload(sc);
+    const cs::sim::OpGraph& g = w.graph;
+    const auto gpu = [&](uint32_t op) { return g.streams()[g.ops()[op].stream].gpu; };
+    std::vector<std::vector<uint32_t>> dependents(g.ops().size());
+    for (uint32_t i = 0; i < g.ops().size(); ++i)
+      for (const uint32_t d : g.ops()[i].deps) dependents[d].push_back(i);
+    size_t sends = 0;
+    for (uint32_t i = 0; i < g.ops().size(); ++i) {
+      if (g.label(g.ops()[i]).rfind("pp.send_", 0) != 0) continue;
+      ++sends;
+      const int src = gpu(i), dst = 1 - src;
+      const auto& deps = g.ops()[i].deps;
+      CHECK(std::any_of(deps.begin(), deps.end(), [&](uint32_t d) { return gpu(d) == dst; }) == nccl);
+      CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == src; }) == nccl);
+      CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == dst; }));
+    }
+    // Two ranks, 2 micro-batches per direction: each crosses the one boundary forward and back.
+    CHECK(sends == 2 * 2 * 2);
+    const RunResult r = run_scenario(sc, w);  // a deadlock would throw
+    CHECK(pipeline_end(r) > cs::sim::Time());
+  }
 }
 
 TEST_CASE("sm_partitions: a communication partition of 0 SMs lends its kernels the compute SMs", "[pipeline_p2p]") {

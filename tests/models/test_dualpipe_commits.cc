@@ -1,0 +1,149 @@
+// DualPipe's point-to-point batches (PipelineSchedule::commits): where dualpipe.py queues each
+// send and receive and commits them, against a transcription of its program; every boundary pass
+// posted once on each side, no receive after its reader and no send before its maker; and the
+// batches, run as rendezvous (a transfer moves once both sides reached their batch), finishing.
+#include <map>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "models/pipeline_schedule.h"
+
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
+
+using namespace cs::models;
+
+namespace {
+
+// "sA3'": send the activations of micro-batch 3 of the reverse direction; "rG0": receive the
+// input gradient of micro-batch 0 of the forward direction.
+std::string pass_token(char side, const PassRef& p) {
+  return std::string{side} + (p.pass == ChunkPass::kForward ? "A" : "G") + std::to_string(p.chunk.micro_batch) +
+         (p.chunk.direction == 1 ? "'" : "");
+}
+
+// Each rank's tasks with its batches in brackets before the task they precede.
+std::vector<std::string> program(const PipelineSchedule& s) {
+  std::vector<std::string> out;
+  for (int r = 0; r < s.ranks; ++r) {
+    std::map<int, const CommitBatch*> before;
+    for (const CommitBatch& b : s.commits[r]) before[b.before_task] = &b;
+    std::string row;
+    const auto add = [&](const std::string& t) { row += (row.empty() ? "" : " ") + t; };
+    for (int k = 0; k <= static_cast<int>(s.per_rank[r].size()); ++k) {
+      if (const auto it = before.find(k); it != before.end()) {
+        std::string b;
+        for (const PassRef& p : it->second->sends) b += (b.empty() ? "" : " ") + pass_token('s', p);
+        for (const PassRef& p : it->second->recvs) b += (b.empty() ? "" : " ") + pass_token('r', p);
+        add("[" + b + "]");
+      }
+      if (k < static_cast<int>(s.per_rank[r].size())) add(task_token(s, s.per_rank[r][k]));
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Golden: DualPipe.step() of deepseek-ai/DualPipe dualpipe/dualpipe.py (commit bb214e8) for
+// num_ranks=4, num_chunks=8, its _recv_*/_send_* calls and each _commit_and_wait_comm recorded by
+// a mock of the class stepped outside this code base (a separate Python transcription). Rank 0's
+// step 1 sends each F0 at the next chunk's commit; step 3 receives F1's input with the W before
+// it; the middle ranks (1 and 2) hold their first step-4 sends until both chunks ran.
+TEST_CASE("schedule: GOLDEN DualPipe 4 ranks 8 micro-batches, dualpipe.py's point-to-point batches") {
+  const std::vector<std::string> golden = {
+      "F0 [sA0] F1 [sA1] F2 [rA0'] F0' [sA2] I0' [sG0' rA1'] W0' F1' F3B1' [sA3 sG1' rA2' rG0] F2'B0 B2' [sG2' rA3' "
+      "rG1] F3'B1 B3' [sG3' rG2] I2 W2 [rG3] I3 W3",
+      "[rA0] F0 [sA0 rA1 rA0'] F0' [sA0'] F1 [sA1 rA2 rA1'] F1' F2 [sA1' rG0'] B0' [sA2 sG0' rA2' rG0] F2'B0 [sA2' sG0 "
+      "rA3 rG1'] F3B1' [sA3 sG1' rA3' rG1] F3'B1 [sA3' sG1 rG2'] B2' [sG2' rG2] B2 [sG2 rG3'] I3' [sG3' rG3] I3 [sG3] "
+      "W3' W3",
+      "[rA0'] F0' [sA0' rA1' rA0] F0 [sA0] F1' [sA1' rA2' rA1] F1 F2' [sA1 rG0] B0 [sA2' sG0 rA2 rG0'] F2B0' [sA2 sG0' "
+      "rA3' rG1] F3'B1 [sA3' sG1 rA3 rG1'] F3B1' [sA3 sG1' rG2] B2 [sG2 rG2'] B2' [sG2' rG3] I3 [sG3 rG3'] I3' [sG3'] "
+      "W3 W3'",
+      "F0' [sA0'] F1' [sA1'] F2' [rA0] F0 [sA2'] I0 [sG0 rA1] W0 F1 F3'B1 [sA3' sG1 rA2 rG0'] F2B0' B2 [sG2 rA3 rG1'] "
+      "F3B1' B3 [sG3 rG2'] I2' W2' [rG3'] I3' W3'",
+  };
+  const PipelineSchedule s = make_schedule({ScheduleKind::kDualPipe, 4, 8});
+  REQUIRE(s.commits.size() == 4);
+  const auto got = program(s);
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    CHECK(got[r] == golden[r]);
+  }
+}
+
+TEST_CASE("schedule: only DualPipe records point-to-point batches") {
+  for (const ScheduleKind k : {ScheduleKind::k1f1b, ScheduleKind::kZb1p, ScheduleKind::kDualPipeV})
+    CHECK(make_schedule({k, 4, 8}).commits.empty());
+  CHECK(make_schedule({ScheduleKind::kInterleaved1f1b, 2, 4, 2}).commits.empty());
+}
+
+TEST_CASE("schedule: DualPipe's batches post every boundary pass once on each side and run as rendezvous") {
+  for (const auto& [pp, m] :
+       std::vector<std::pair<int, int>>{{2, 4}, {4, 8}, {4, 14}, {8, 16}, {8, 20}, {16, 32}, {16, 120}}) {
+    INFO("pp " << pp << ", m " << m);
+    const PipelineSchedule s = make_schedule({ScheduleKind::kDualPipe, pp, m});
+    std::map<PassRef, TaskRef> producer, consumer;  // consumer: the reader on another rank
+    for (int r = 0; r < s.ranks; ++r)
+      for (int k = 0; k < static_cast<int>(s.per_rank[r].size()); ++k)
+        for (const PassRef& p : task_provides(s.per_rank[r][k])) producer[p] = {r, k};
+    for (int r = 0; r < s.ranks; ++r)
+      for (int k = 0; k < static_cast<int>(s.per_rank[r].size()); ++k)
+        for (const PassRef& p : task_needs(s, s.per_rank[r][k]))
+          if (producer.at(p).rank != r) CHECK(consumer.emplace(p, TaskRef{r, k}).second);
+    std::map<PassRef, TaskRef> sent, received;  // pass -> (rank, before_task) of its batch
+    for (int r = 0; r < s.ranks; ++r)
+      for (const CommitBatch& b : s.commits[r]) {
+        for (const PassRef& p : b.sends) CHECK(sent.emplace(p, TaskRef{r, b.before_task}).second);
+        for (const PassRef& p : b.recvs) CHECK(received.emplace(p, TaskRef{r, b.before_task}).second);
+      }
+    int boundary = 0;
+    for (const auto& [p, c] : consumer) {
+      const TaskRef& made = producer.at(p);
+      ++boundary;
+      REQUIRE(sent.count(p) == 1);
+      REQUIRE(received.count(p) == 1);
+      CHECK(sent.at(p).rank == made.rank);
+      CHECK(sent.at(p).index > made.index);  // posted after the task that made it
+      CHECK(received.at(p).rank == c.rank);
+      CHECK(received.at(p).index <= c.index);  // posted no later than the task that reads it
+    }
+    CHECK(sent.size() == static_cast<size_t>(boundary));
+    CHECK(received.size() == static_cast<size_t>(boundary));
+    // Rendezvous: a rank passes its batch before task k once, for each of its transfers, the
+    // other side has reached (or passed) the batch that posts it.
+    std::vector<int> next(s.ranks, 0);
+    const auto reached = [&](const TaskRef& t) { return next[t.rank] >= t.index; };
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int r = 0; r < s.ranks; ++r)
+        for (const CommitBatch& b : s.commits[r]) {
+          if (b.before_task != next[r] || next[r] > static_cast<int>(s.per_rank[r].size())) continue;
+          bool ready = true;
+          for (const PassRef& p : b.sends) ready = ready && reached(received.at(p));
+          for (const PassRef& p : b.recvs) ready = ready && reached(sent.at(p));
+          if (!ready) continue;
+          ++next[r];  // through the batch and its task (the final batch: past the end)
+          progress = true;
+        }
+      for (int r = 0; r < s.ranks; ++r)
+        while (next[r] < static_cast<int>(s.per_rank[r].size())) {
+          bool batch = false;
+          for (const CommitBatch& b : s.commits[r]) batch = batch || b.before_task == next[r];
+          if (batch) break;
+          ++next[r];
+          progress = true;
+        }
+    }
+    for (int r = 0; r < s.ranks; ++r) {
+      INFO("rank " << r);
+      const bool final_batch =
+          !s.commits[r].empty() && s.commits[r].back().before_task == static_cast<int>(s.per_rank[r].size());
+      CHECK(next[r] == static_cast<int>(s.per_rank[r].size()) + (final_batch ? 1 : 0));
+    }
+  }
+}
+
+}  // namespace CS_TEST_FILE
