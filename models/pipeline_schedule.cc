@@ -116,7 +116,9 @@ PipelineSchedule make_schedule(const ScheduleParams& p) {
     case ScheduleKind::kDualPipe:
       s.per_rank = detail::dualpipe(p.stages, p.micro_batches, &s.commits);
       break;
-    case ScheduleKind::kDualPipeV: s.per_rank = detail::dualpipe_v(p.stages, p.micro_batches); break;
+    case ScheduleKind::kDualPipeV:
+      s.per_rank = detail::dualpipe_v(p.stages, p.micro_batches, &s.commits);
+      break;
   }
   return s;
 }

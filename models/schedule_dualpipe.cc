@@ -24,11 +24,16 @@
 // each chunk and once after the last. With `commits`, the generator records those batches call
 // for call: which receives a chunk posts early (recv=False further on), which sends wait past
 // the next chunk (the middle ranks' first step-4 round). The order of computation is the same
-// either way.
+// either way. DualPipeV's step makes the same calls (read in pithtrain's DualPipeV, whose step
+// and point-to-point methods are "closely adapted" from dualpipev.py; its step 2 sends each F0
+// after the F1 on every rank, which is dualpipe.py's order here because the one rank that
+// differs, the V's turn, passes F0 to itself), and where the V turns the rank passes to itself.
 #include <algorithm>
 #include <array>
 #include <cassert>
 #include <deque>
+#include <functional>
+#include <utility>
 
 #include "models/schedule_generators.h"
 
@@ -41,9 +46,11 @@ namespace {
 // `commits`, when given).
 class RankSteps {
  public:
-  // `stages`: the stages of one direction (the first receives no activations, the last sends none).
-  RankSteps(std::vector<ChunkTask>& out, std::array<StageRef, 2> phases, int stages, std::vector<CommitBatch>* commits)
-      : out_(out), phases_(phases), stages_(stages), commits_(commits) {}
+  // `stages`: the stages of one direction (the first receives no activations, the last sends none);
+  // `rank_of`: which rank holds a stage of a direction (a neighbour on this rank needs no send).
+  RankSteps(std::vector<ChunkTask>& out, std::array<StageRef, 2> phases, int stages, int rank,
+            std::function<int(int stage, int direction)> rank_of, std::vector<CommitBatch>* commits)
+      : out_(out), phases_(phases), stages_(stages), rank_(rank), rank_of_(std::move(rank_of)), commits_(commits) {}
 
   void f(int phase, bool recv = true, bool send = true) {
     if (recv) recv_forward(phase);
@@ -81,23 +88,27 @@ class RankSteps {
   bool weights_done() const { return weight_queue_.empty(); }
 
   // The first stage of a direction receives no activations, the last no gradients; the last
-  // sends no activations on, the first no gradients back.
+  // sends no activations on, the first no gradients back; and where the next stage is on this
+  // rank (DualPipeV's turn), the pass stays here (the sources skip it before counting it).
   void recv_forward(int phase) {
     const StageRef& p = phases_[phase];
-    if (p.stage > 0) queue(recv_, {ChunkPass::kForward, {recv_forward_id_[phase]++, p.stage - 1, p.direction}});
+    if (p.stage > 0 && remote(p.stage - 1, p.direction))
+      queue(recv_, {ChunkPass::kForward, {recv_forward_id_[phase]++, p.stage - 1, p.direction}});
   }
   void send_forward(int phase) {
     const StageRef& p = phases_[phase];
-    if (p.stage + 1 < stages_) queue(send_, {ChunkPass::kForward, {send_forward_id_[phase]++, p.stage, p.direction}});
+    if (p.stage + 1 < stages_ && remote(p.stage + 1, p.direction))
+      queue(send_, {ChunkPass::kForward, {send_forward_id_[phase]++, p.stage, p.direction}});
   }
   void recv_backward(int phase) {
     const StageRef& p = phases_[phase];
-    if (p.stage + 1 < stages_)
+    if (p.stage + 1 < stages_ && remote(p.stage + 1, p.direction))
       queue(recv_, {ChunkPass::kInputGrad, {recv_backward_id_[phase]++, p.stage + 1, p.direction}});
   }
   void send_backward(int phase) {
     const StageRef& p = phases_[phase];
-    if (p.stage > 0) queue(send_, {ChunkPass::kInputGrad, {send_backward_id_[phase]++, p.stage, p.direction}});
+    if (p.stage > 0 && remote(p.stage - 1, p.direction))
+      queue(send_, {ChunkPass::kInputGrad, {send_backward_id_[phase]++, p.stage, p.direction}});
   }
   // Posts what was queued, before the next task (an empty queue posts nothing).
   void commit() {
@@ -112,10 +123,13 @@ class RankSteps {
   ChunkRef next_forward(int phase) { return {forward_id_[phase]++, phases_[phase].stage, phases_[phase].direction}; }
   ChunkRef next_backward(int phase) { return {backward_id_[phase]++, phases_[phase].stage, phases_[phase].direction}; }
   static void queue(std::vector<PassRef>& q, PassRef p) { q.push_back(p); }
+  bool remote(int stage, int direction) const { return rank_of_(stage, direction) != rank_; }
 
   std::vector<ChunkTask>& out_;
   std::array<StageRef, 2> phases_;
   int stages_;
+  int rank_;
+  std::function<int(int, int)> rank_of_;
   std::vector<CommitBatch>* commits_;
   std::array<int, 2> forward_id_{0, 0}, backward_id_{0, 0};
   // current_{recv,send}_{f,b}_chunk_id in the sources.
@@ -181,20 +195,23 @@ RankOrders dualpipe(int pp, int m, std::vector<std::vector<CommitBatch>>* commit
     const int h = std::min(r, pp - 1 - r);
     const bool second_half = r >= n;
     const StageRef forward_copy{r, 0}, reverse_copy{pp - 1 - r, 1};
-    RankSteps s(out[r], second_half ? std::array{reverse_copy, forward_copy} : std::array{forward_copy, reverse_copy},
-                pp, commits ? &(*commits)[r] : nullptr);
+    RankSteps s(
+        out[r], second_half ? std::array{reverse_copy, forward_copy} : std::array{forward_copy, reverse_copy}, pp, r,
+        [pp](int stage, int direction) { return direction == 0 ? stage : pp - 1 - stage; },
+        commits ? &(*commits)[r] : nullptr);
     eight_steps(s, n, h, half_chunks - pp + h + 1, r == n - 1 || r == n);
   }
   return out;
 }
 
-RankOrders dualpipe_v(int pp, int m) {
+RankOrders dualpipe_v(int pp, int m, std::vector<std::vector<CommitBatch>>* commits) {
   const int ranks = pp / 2;
   RankOrders out(ranks);
+  if (commits) commits->assign(ranks, {});
   for (int r = 0; r < ranks; ++r) {
-    // dualpipev.py's sends and receives are not recorded: where the V turns, one rank holds both
-    // stages and passes them on without a send, which the batches here do not describe.
-    RankSteps s(out[r], {StageRef{r, 0}, StageRef{pp - 1 - r, 0}}, pp, nullptr);
+    RankSteps s(
+        out[r], {StageRef{r, 0}, StageRef{pp - 1 - r, 0}}, pp, r,
+        [pp](int stage, int) { return stage < pp / 2 ? stage : pp - 1 - stage; }, commits ? &(*commits)[r] : nullptr);
     eight_steps(s, ranks, r, m - pp + r + 1, r == ranks - 1);
   }
   return out;

@@ -15,6 +15,6 @@ RankOrders interleaved_1f1b(int pp, int m, int v);     // models/schedule_1f1b.c
 RankOrders zb_h1(int pp, int m);                       // models/schedule_zb1p.cc
 // With `commits`, also every rank's point-to-point batches (PipelineSchedule::commits).
 RankOrders dualpipe(int pp, int m, std::vector<std::vector<CommitBatch>>* commits = nullptr);  // schedule_dualpipe.cc
-RankOrders dualpipe_v(int pp, int m);                  // models/schedule_dualpipe.cc (pp/2 ranks)
+RankOrders dualpipe_v(int pp, int m, std::vector<std::vector<CommitBatch>>* commits = nullptr);  // (pp/2 ranks)
 
 }  // namespace cs::models::detail

@@ -1,9 +1,10 @@
-// DualPipe's point-to-point batches (PipelineSchedule::commits): where dualpipe.py queues each
+// DualPipe's and DualPipeV's point-to-point batches (PipelineSchedule::commits): where dualpipe.py queues each
 // send and receive and commits them, against a transcription of its program; every boundary pass
 // posted once on each side, no receive after its reader and no send before its maker; and the
 // batches, run as rendezvous (a transfer moves once both sides reached their batch), finishing.
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -16,11 +17,14 @@ using namespace cs::models;
 
 namespace {
 
-// "sA3'": send the activations of micro-batch 3 of the reverse direction; "rG0": receive the
-// input gradient of micro-batch 0 of the forward direction.
-std::string pass_token(char side, const PassRef& p) {
+// "sA3'": send the activations of micro-batch 3 of the reverse direction (DualPipe) or of a stage
+// on the way back up (DualPipeV), as task_token primes them; "rG0": receive the input gradient of
+// micro-batch 0 of the forward direction (on the way down).
+std::string pass_token(const PipelineSchedule& s, char side, const PassRef& p) {
+  const bool second =
+      s.params.kind == ScheduleKind::kDualPipeV ? p.chunk.stage >= s.params.stages / 2 : p.chunk.direction == 1;
   return std::string{side} + (p.pass == ChunkPass::kForward ? "A" : "G") + std::to_string(p.chunk.micro_batch) +
-         (p.chunk.direction == 1 ? "'" : "");
+         (second ? "'" : "");
 }
 
 // Each rank's tasks with its batches in brackets before the task they precede.
@@ -34,8 +38,8 @@ std::vector<std::string> program(const PipelineSchedule& s) {
     for (int k = 0; k <= static_cast<int>(s.per_rank[r].size()); ++k) {
       if (const auto it = before.find(k); it != before.end()) {
         std::string b;
-        for (const PassRef& p : it->second->sends) b += (b.empty() ? "" : " ") + pass_token('s', p);
-        for (const PassRef& p : it->second->recvs) b += (b.empty() ? "" : " ") + pass_token('r', p);
+        for (const PassRef& p : it->second->sends) b += (b.empty() ? "" : " ") + pass_token(s, 's', p);
+        for (const PassRef& p : it->second->recvs) b += (b.empty() ? "" : " ") + pass_token(s, 'r', p);
         add("[" + b + "]");
       }
       if (k < static_cast<int>(s.per_rank[r].size())) add(task_token(s, s.per_rank[r][k]));
@@ -74,17 +78,44 @@ TEST_CASE("schedule: GOLDEN DualPipe 4 ranks 8 micro-batches, dualpipe.py's poin
   }
 }
 
-TEST_CASE("schedule: only DualPipe records point-to-point batches") {
-  for (const ScheduleKind k : {ScheduleKind::k1f1b, ScheduleKind::kZb1p, ScheduleKind::kDualPipeV})
+// Golden: DualPipeV 4 stages on 2 ranks, 4 micro-batches, from a mock of pithtrain's DualPipeV.step
+// (pithtrain/dualpipe/dualpipev.py, whose step and point-to-point methods are "closely adapted"
+// from deepseek-ai/DualPipe's dualpipev.py), stepped the same way. Rank 1 holds the V's turn
+// (stages 1 and 2): what passes between those two stays on it, with no send.
+TEST_CASE("schedule: GOLDEN DualPipeV 2 ranks 4 micro-batches, the point-to-point batches") {
+  const std::vector<std::string> golden = {
+      "F0 [sA0] F1 [sA1] F2 [rA0'] F0' [sA2] I0' [sG0' rA1'] W0' F1' F3B1' [sA3 sG1' rA2' rG0] F2'B0 B2' [sG2' rA3' "
+      "rG1] F3'B1 B3' [sG3' rG2] I2 W2 [rG3] I3 W3",
+      "[rA0] F0 [rA1] F0' [sA0'] F1 [rA2] F1' F2 [sA1' rG0'] B0' F2'B0 [sA2' sG0 rA3 rG1'] F3B1' F3'B1 [sA3' sG1 rG2'] "
+      "B2' B2 [sG2 rG3'] I3' I3 [sG3] W3' W3",
+  };
+  const auto got = program(make_schedule({ScheduleKind::kDualPipeV, 4, 4}));
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == golden[0]);
+  CHECK(got[1] == golden[1]);
+}
+
+TEST_CASE("schedule: only DualPipe and DualPipeV record point-to-point batches") {
+  for (const ScheduleKind k : {ScheduleKind::k1f1b, ScheduleKind::kZb1p})
     CHECK(make_schedule({k, 4, 8}).commits.empty());
   CHECK(make_schedule({ScheduleKind::kInterleaved1f1b, 2, 4, 2}).commits.empty());
 }
 
 TEST_CASE("schedule: DualPipe's batches post every boundary pass once on each side and run as rendezvous") {
-  for (const auto& [pp, m] :
-       std::vector<std::pair<int, int>>{{2, 4}, {4, 8}, {4, 14}, {8, 16}, {8, 20}, {16, 32}, {16, 120}}) {
-    INFO("pp " << pp << ", m " << m);
-    const PipelineSchedule s = make_schedule({ScheduleKind::kDualPipe, pp, m});
+  for (const auto& [kind, pp, m] :
+       std::vector<std::tuple<ScheduleKind, int, int>>{{ScheduleKind::kDualPipe, 2, 4},
+                                                       {ScheduleKind::kDualPipe, 4, 8},
+                                                       {ScheduleKind::kDualPipe, 4, 14},
+                                                       {ScheduleKind::kDualPipe, 8, 16},
+                                                       {ScheduleKind::kDualPipe, 8, 20},
+                                                       {ScheduleKind::kDualPipe, 16, 32},
+                                                       {ScheduleKind::kDualPipe, 16, 120},
+                                                       {ScheduleKind::kDualPipeV, 4, 4},
+                                                       {ScheduleKind::kDualPipeV, 8, 10},
+                                                       {ScheduleKind::kDualPipeV, 16, 16},
+                                                       {ScheduleKind::kDualPipeV, 16, 60}}) {
+    INFO(schedule_kind_name(kind) << ", pp " << pp << ", m " << m);
+    const PipelineSchedule s = make_schedule({kind, pp, m});
     std::map<PassRef, TaskRef> producer, consumer;  // consumer: the reader on another rank
     for (int r = 0; r < s.ranks; ++r)
       for (int k = 0; k < static_cast<int>(s.per_rank[r].size()); ++k)

@@ -131,37 +131,44 @@ TEST_CASE("pipeline.p2p: copy-engine sends hold no SMs and end the step sooner",
 
 TEST_CASE("pipeline.p2p: DualPipe's NCCL sends wait for the receiver and hold the sender, copies do neither",
           "[pipeline_p2p]") {
-  // dualpipe.py commits its sends and receives in batches and waits for them before the next
-  // chunk (models/pipeline_graph.cc): with NCCL kernels (sms) a send moves once the receiver posted
-  // its receive, and the sender's next task waits for it. Our bench's cudaMemcpyPeerAsync copies
-  // (copy_engine) need no receiver and hold no sender.
-  for (const bool nccl : {true, false}) {
-    INFO((nccl ? "sms" : "copy_engine"));
-    const Scenario sc = load_scenario_text(
-        dense("{compute: 112, comm: 20}",
-              std::string("{schedule: dualpipe, micro_batches: 4, p2p: ") + (nccl ? "sms}" : "copy_engine}")),
-        "p.yaml");
-    const OpWorkload w = build_op_workload(sc);
-    const cs::sim::OpGraph& g = w.graph;
-    const auto gpu = [&](uint32_t op) { return g.streams()[g.ops()[op].stream].gpu; };
-    std::vector<std::vector<uint32_t>> dependents(g.ops().size());
-    for (uint32_t i = 0; i < g.ops().size(); ++i)
-      for (const uint32_t d : g.ops()[i].deps) dependents[d].push_back(i);
-    size_t sends = 0;
-    for (uint32_t i = 0; i < g.ops().size(); ++i) {
-      if (g.label(g.ops()[i]).rfind("pp.send_", 0) != 0) continue;
-      ++sends;
-      const int src = gpu(i), dst = 1 - src;
-      const auto& deps = g.ops()[i].deps;
-      CHECK(std::any_of(deps.begin(), deps.end(), [&](uint32_t d) { return gpu(d) == dst; }) == nccl);
-      CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == src; }) == nccl);
-      CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == dst; }));
+  // dualpipe.py (and dualpipev.py) commit their sends and receives in batches and wait for them
+  // before the next chunk (models/pipeline_graph.cc): with NCCL kernels (sms) a send moves once the
+  // receiver posted its receive, and the sender's next task waits for it. Our bench's
+  // cudaMemcpyPeerAsync copies (copy_engine) need no receiver and hold no sender.
+  for (const std::string schedule : {"dualpipe", "dualpipev"})
+    for (const bool nccl : {true, false}) {
+      INFO(schedule << ", " << (nccl ? "sms" : "copy_engine"));
+      const Scenario sc = load_scenario_text(
+          dense("{compute: 112, comm: 20}",
+                "{schedule: " + schedule + ", micro_batches: 4, p2p: " + (nccl ? "sms}" : "copy_engine}")),
+          "p.yaml");
+      const OpWorkload w = build_op_workload(sc);
+      const cs::sim::OpGraph& g = w.graph;
+      const auto gpu = [&](uint32_t op) { return g.streams()[g.ops()[op].stream].gpu; };
+      std::vector<std::vector<uint32_t>> dependents(g.ops().size());
+      for (uint32_t i = 0; i < g.ops().size(); ++i)
+        for (const uint32_t d : g.ops()[i].deps) dependents[d].push_back(i);
+      size_t sends = 0, wait_for_receiver = 0;
+      for (uint32_t i = 0; i < g.ops().size(); ++i) {
+        if (g.label(g.ops()[i]).rfind("pp.send_", 0) != 0) continue;
+        ++sends;
+        const int src = gpu(i), dst = 1 - src;
+        const auto& deps = g.ops()[i].deps;
+        wait_for_receiver += std::any_of(deps.begin(), deps.end(), [&](uint32_t d) { return gpu(d) == dst; });
+        CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == src; }) ==
+              nccl);
+        CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == dst; }));
+      }
+      // DualPipe: 2 micro-batches per direction, each over the one boundary forward and back.
+      // DualPipeV: 4 micro-batches over two boundaries (stage 0 to 1 and 2 to 3), each way; the
+      // turn (stages 1 to 2) stays on rank 1.
+      CHECK(sends == (schedule == "dualpipe" ? 2 * 2 * 2 : 4 * 2 * 2));
+      // Every send waits for its receiver, but where the receiver posts its receive before its
+      // first chunk (DualPipeV's rank 1, for micro-batch 0): nothing ran there to wait for.
+      CHECK(wait_for_receiver == (nccl ? sends - (schedule == "dualpipev" ? 1 : 0) : 0));
+      const RunResult r = run_scenario(sc, w);  // a deadlock would throw
+      CHECK(pipeline_end(r) > cs::sim::Time());
     }
-    // Two ranks, 2 micro-batches per direction: each crosses the one boundary forward and back.
-    CHECK(sends == 2 * 2 * 2);
-    const RunResult r = run_scenario(sc, w);  // a deadlock would throw
-    CHECK(pipeline_end(r) > cs::sim::Time());
-  }
 }
 
 TEST_CASE("sm_partitions: a communication partition of 0 SMs lends its kernels the compute SMs", "[pipeline_p2p]") {
