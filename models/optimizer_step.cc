@@ -88,7 +88,6 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   struct PerGpu {
     int rank = 0;
     int gpu = 0;
-    size_t local = 0;  // position among its rank's GPUs
     sim::StreamId compute, comm;
     RingSet dense, expert;
     std::vector<size_t> preds;  // ring predecessors that are simulated
@@ -109,7 +108,6 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
       PerGpu& s = st.emplace_back();
       s.rank = static_cast<int>(r);
       s.gpu = ranks[r].gpus[i];
-      s.local = i;
       s.compute = ranks[r].compute[i];
       s.comm = ranks[r].comm[i];
     }
@@ -141,8 +139,6 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
       if (const auto it = index.find(gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp)); it != index.end()) s.mirror_gpu = it->second;
     }
     s.ready = {last_op(s.compute), last_op(s.comm)};
-    if (!ranks[s.rank].after.empty())
-      for (const sim::OpId op : ranks[s.rank].after[s.local]) s.ready.push_back(op);
   }
   const auto wait_preds = [&](const PerGpu& s, sim::OpId op, std::optional<sim::OpId> PerGpu::*which) {
     for (size_t q : s.preds)

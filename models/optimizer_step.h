@@ -36,7 +36,6 @@ std::vector<int> expert_dp_group(const ParallelLayout& l, int gpu, int gpus_per_
 struct RankStreams {
   std::vector<int> gpus;
   std::vector<sim::StreamId> compute, comm;
-  std::vector<std::vector<sim::OpId>> after;  // per GPU (or empty): other ops its optimizer step waits for
 };
 
 // Appends every pipeline rank's optimizer step for its simulated GPUs, after everything already on

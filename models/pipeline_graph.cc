@@ -9,6 +9,7 @@
 
 #include "models/model_workload.h"
 #include "models/optimizer_step.h"
+#include "models/pipeline_rendezvous.h"
 #include "models/pipeline_schedule.h"
 #include "models/stage_emitter.h"
 #include "models/stage_units.h"
@@ -186,9 +187,10 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   // Stage-boundary sends get their own streams on the communication partition, one per GPU, peer
   // and direction (as NCCL runs point-to-point operations to different peers on separate
   // channels). A send is issued when its consumer's chunk is emitted (under a rendezvous, below,
-  // when the first of its two sides posts it): on a GPU's comm stream it
-  // would queue behind later chunks' all-to-alls, and on one shared send stream behind sends to
-  // other consumers emitted earlier but produced later, waiting for nothing it needs.
+  // when the first of its two sides emits the task after the batch that posts it): on a GPU's
+  // comm stream it would queue behind later chunks' all-to-alls, and on one shared send stream
+  // behind sends to other consumers emitted earlier but produced later, waiting for nothing it
+  // needs.
   // By the copy engine (pipeline.p2p), the send streams only order their copies: they stay on that
   // partition, but no SM of it is held (results give such a stream's mover as copy_engine).
   const int comm_part = mw.comm_kernel_partition(cl);
@@ -231,34 +233,18 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   };
   std::map<PassRef, Produced> produced;
   const double boundary_bytes = static_cast<double>(ctx.front().tokens) * mw.model.hidden * 2;  // BF16
-  // Where the schedule commits its point-to-point batches (DualPipe) and NCCL's kernels move them
-  // (p2p: sms), a send is a rendezvous: it moves once the sender has posted it and the receiver
-  // its receive, each when its compute stream reaches the batch (PyTorch makes the NCCL stream
-  // wait for the current stream), and the task after each batch waits for all of the batch's
-  // transfers (req.wait()). NCCL's send cannot finish before the receiver takes the data: a
-  // boundary activation (tens of MB) is many times its staging buffer. A copy-engine copy
-  // (p2p: copy_engine, cudaMemcpyPeerAsync as our pipeline bench sends) needs no receiver: it
-  // leaves when its data is ready, and only the consumer waits for it.
-  // `heads[r][k]`: per GPU, the last ops on its compute and comm streams once rank r emitted k
-  // tasks, where a batch before task k is posted.
-  const bool rendezvous = !sched.commits.empty() && mw.pipeline_p2p == sim::Mover::kSms;
-  std::map<PassRef, std::pair<TaskRef, TaskRef>> posted;  // pass -> (sender's batch, receiver's batch)
-  std::vector<std::map<int, const CommitBatch*>> batch_before(sched.ranks);
-  for (int r = 0; rendezvous && r < static_cast<int>(sched.commits.size()); ++r)
-    for (const CommitBatch& b : sched.commits[r]) {
-      batch_before[r][b.before_task] = &b;
-      for (const PassRef& p : b.sends) posted[p].first = {r, b.before_task};
-      for (const PassRef& p : b.recvs) posted[p].second = {r, b.before_task};
-    }
-  std::vector<std::vector<std::vector<std::vector<sim::OpId>>>> heads(sched.ranks);
-  const auto snapshot = [&](int r) {
-    std::vector<std::vector<sim::OpId>> at(rank_gpus[r].size());
-    for (size_t i = 0; i < at.size(); ++i)
+  // DualPipe's and DualPipeV's sends are rendezvous where NCCL's kernels move them
+  // (models/pipeline_rendezvous.h); the rest leave when their data is ready.
+  PipelineRendezvous rendezvous(sched, mw.pipeline_p2p == sim::Mover::kSms);
+  const auto record_heads = [&](int r) {
+    if (!rendezvous.active()) return;
+    std::vector<std::vector<sim::OpId>> last_ops(rank_gpus[r].size());
+    for (size_t i = 0; i < last_ops.size(); ++i)
       for (const sim::StreamId st : {rank_streams[r].compute[i], rank_streams[r].comm[i]})
-        if (const auto& ops = w.graph.streams()[st.v].ops; !ops.empty()) at[i].push_back(sim::OpId{ops.back()});
-    heads[r].push_back(std::move(at));
+        if (const auto& ops = w.graph.streams()[st.v].ops; !ops.empty()) last_ops[i].push_back(sim::OpId{ops.back()});
+    rendezvous.record_heads(r, std::move(last_ops));
   };
-  for (int r = 0; r < sched.ranks; ++r) snapshot(r);
+  for (int r = 0; r < sched.ranks; ++r) record_heads(r);
   // (pass, GPU index) -> the send that carries it to its consumer, made once.
   std::map<std::pair<PassRef, size_t>, sim::OpId> sent;
   const auto send = [&](const PassRef& pass, size_t i, int consumer) -> sim::OpId {
@@ -278,11 +264,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         w.graph.add_send(it->second, dst, boundary_bytes,
                          pass.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient", mw.pipeline_p2p);
     w.graph.add_dep(op, p.last[i]);
-    if (rendezvous) {
-      const auto& [from, to] = posted.at(pass);
-      for (const TaskRef& side : {from, to})
-        for (const sim::OpId head : heads[side.rank][side.index][i]) w.graph.add_dep(op, head);
-    }
+    for (const sim::OpId head : rendezvous.posted_after(pass, i)) w.graph.add_dep(op, head);
     return sent.emplace(std::pair{pass, i}, op).first->second;
   };
   const auto wait_for = [&](int r, int slot, const PassRef& need) {
@@ -290,34 +272,17 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
     for (size_t i = 0; i < rank_gpus[r].size(); ++i)
       emitters[r].wait_for(slot, i, p.rank != r ? send(need, i, r) : p.last[i]);
   };
-  // The batch posted before rank r's next task: whether both sides of each transfer reached it,
-  // and (`slots`: the task's chunk slots) the task waiting for all of them.
-  const auto batch_at = [&](int r) -> const CommitBatch* {
-    const auto it = batch_before[r].find(static_cast<int>(heads[r].size()) - 1);
-    return it == batch_before[r].end() ? nullptr : it->second;
-  };
-  const auto batch_ready = [&](int r) {
-    const CommitBatch* b = batch_at(r);
-    if (!b) return true;
-    const auto posted_by_both = [&](const PassRef& p) {
-      const auto& [from, to] = posted.at(p);
-      return produced.count(p) > 0 && static_cast<int>(heads[from.rank].size()) > from.index &&
-             static_cast<int>(heads[to.rank].size()) > to.index;
-    };
-    return std::all_of(b->sends.begin(), b->sends.end(), posted_by_both) &&
-           std::all_of(b->recvs.begin(), b->recvs.end(), posted_by_both);
-  };
+  // The task rank r emits next (its chunk slots `slots`) waits for every transfer of the batch
+  // posted before it.
   const auto wait_for_batch = [&](int r, int slots) {
-    const CommitBatch* b = batch_at(r);
+    const CommitBatch* b = rendezvous.next_batch(r);
     if (!b) return;
     for (const std::vector<PassRef>* list : {&b->sends, &b->recvs})
-      for (const PassRef& p : *list) {
-        const int consumer = posted.at(p).second.rank;
+      for (const PassRef& p : *list)
         for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
-          const sim::OpId op = send(p, i, consumer);
+          const sim::OpId op = send(p, i, rendezvous.receiver(p));
           for (int slot = 0; slot < slots; ++slot) emitters[r].wait_for(slot, i, op);
         }
-      }
   };
   // `input_only`: the pass's data is its last op that is no weight gradient.
   const auto record = [&](int r, int slot, const std::vector<PassRef>& passes, bool input_only = false) {
@@ -366,10 +331,10 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         const ChunkTask& t = sched.per_rank[r][next[r]];
         std::vector<PassRef> needs = task_needs(sched, t);
         const bool ready = std::all_of(needs.begin(), needs.end(), [&](const PassRef& p) { return produced.count(p) > 0; });
-        if (!ready || !batch_ready(r)) break;
+        if (!ready || !rendezvous.next_batch_ready(r, [&](const PassRef& p) { return produced.count(p) > 0; })) break;
         const auto first = static_cast<uint32_t>(w.graph.ops().size());
         emit(r, t);
-        snapshot(r);
+        record_heads(r);
         rec.spans.push_back(ChunkSpan{r, t.kind, first, static_cast<uint32_t>(w.graph.ops().size())});
         ++next[r];
         progress = true;
@@ -377,16 +342,8 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   }
   for (int r = 0; r < sched.ranks; ++r)
     if (next[r] != sched.per_rank[r].size())
-      throw std::logic_error("pipeline schedule left rank " + std::to_string(r) + " with tasks whose inputs never came");
-  // The batch after the last task: its transfers finish before the optimizer step begins.
-  for (int r = 0; r < sched.ranks; ++r)
-    if (const CommitBatch* b = batch_at(r)) {
-      rank_streams[r].after.assign(rank_gpus[r].size(), {});
-      for (const std::vector<PassRef>* list : {&b->sends, &b->recvs})
-        for (const PassRef& p : *list)
-          for (size_t i = 0; i < rank_gpus[r].size(); ++i)
-            rank_streams[r].after[i].push_back(send(p, i, posted.at(p).second.rank));
-    }
+      throw std::logic_error("pipeline schedule left rank " + std::to_string(r) +
+                             " with tasks whose inputs never came");
   rec.optimizer = emit_optimizer_step(w.graph, mw, cl, rank_streams);
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
   w.pipeline = std::move(rec);

@@ -93,22 +93,22 @@ class RankSteps {
   void recv_forward(int phase) {
     const StageRef& p = phases_[phase];
     if (p.stage > 0 && remote(p.stage - 1, p.direction))
-      queue(recv_, {ChunkPass::kForward, {recv_forward_id_[phase]++, p.stage - 1, p.direction}});
+      recv_.push_back({ChunkPass::kForward, {recv_forward_id_[phase]++, p.stage - 1, p.direction}});
   }
   void send_forward(int phase) {
     const StageRef& p = phases_[phase];
     if (p.stage + 1 < stages_ && remote(p.stage + 1, p.direction))
-      queue(send_, {ChunkPass::kForward, {send_forward_id_[phase]++, p.stage, p.direction}});
+      send_.push_back({ChunkPass::kForward, {send_forward_id_[phase]++, p.stage, p.direction}});
   }
   void recv_backward(int phase) {
     const StageRef& p = phases_[phase];
     if (p.stage + 1 < stages_ && remote(p.stage + 1, p.direction))
-      queue(recv_, {ChunkPass::kInputGrad, {recv_backward_id_[phase]++, p.stage + 1, p.direction}});
+      recv_.push_back({ChunkPass::kInputGrad, {recv_backward_id_[phase]++, p.stage + 1, p.direction}});
   }
   void send_backward(int phase) {
     const StageRef& p = phases_[phase];
     if (p.stage > 0 && remote(p.stage - 1, p.direction))
-      queue(send_, {ChunkPass::kInputGrad, {send_backward_id_[phase]++, p.stage, p.direction}});
+      send_.push_back({ChunkPass::kInputGrad, {send_backward_id_[phase]++, p.stage, p.direction}});
   }
   // Posts what was queued, before the next task (an empty queue posts nothing).
   void commit() {
@@ -122,7 +122,6 @@ class RankSteps {
   // Chunk ids count up per phase (current_f_chunk_id / current_b_chunk_id in the sources).
   ChunkRef next_forward(int phase) { return {forward_id_[phase]++, phases_[phase].stage, phases_[phase].direction}; }
   ChunkRef next_backward(int phase) { return {backward_id_[phase]++, phases_[phase].stage, phases_[phase].direction}; }
-  static void queue(std::vector<PassRef>& q, PassRef p) { q.push_back(p); }
   bool remote(int stage, int direction) const { return rank_of_(stage, direction) != rank_; }
 
   std::vector<ChunkTask>& out_;
@@ -182,7 +181,7 @@ void eight_steps(RankSteps& s, int n, int h, int step_4, bool middle) {
   for (int i = 0; i < n - h - 1; ++i) s.w(), s.b(0, true);
   for (int i = 0; i < h + 1; ++i) s.w();
   assert(s.weights_done());
-  s.commit();
+  s.commit();  // the sources' last commit: empty here, step 8's weight chunks committed everything
 }
 
 }  // namespace

@@ -3,12 +3,14 @@
 // posted once on each side, no receive after its reader and no send before its maker; and the
 // batches, run as rendezvous (a transfer moves once both sides reached their batch), finishing.
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
+#include "models/pipeline_rendezvous.h"
 #include "models/pipeline_schedule.h"
 
 namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
@@ -151,12 +153,12 @@ TEST_CASE("schedule: DualPipe's batches post every boundary pass once on each si
       progress = false;
       for (int r = 0; r < s.ranks; ++r)
         for (const CommitBatch& b : s.commits[r]) {
-          if (b.before_task != next[r] || next[r] > static_cast<int>(s.per_rank[r].size())) continue;
+          if (b.before_task != next[r]) continue;
           bool ready = true;
           for (const PassRef& p : b.sends) ready = ready && reached(received.at(p));
           for (const PassRef& p : b.recvs) ready = ready && reached(sent.at(p));
           if (!ready) continue;
-          ++next[r];  // through the batch and its task (the final batch: past the end)
+          ++next[r];  // through the batch and its task
           progress = true;
         }
       for (int r = 0; r < s.ranks; ++r)
@@ -170,11 +172,35 @@ TEST_CASE("schedule: DualPipe's batches post every boundary pass once on each si
     }
     for (int r = 0; r < s.ranks; ++r) {
       INFO("rank " << r);
-      const bool final_batch =
-          !s.commits[r].empty() && s.commits[r].back().before_task == static_cast<int>(s.per_rank[r].size());
-      CHECK(next[r] == static_cast<int>(s.per_rank[r].size()) + (final_batch ? 1 : 0));
+      // Every rank ends on a weight chunk, which commits what is queued and queues nothing: the
+      // sources' commit after the last chunk finds nothing to post.
+      REQUIRE(!s.commits[r].empty());
+      CHECK(s.commits[r].back().before_task < static_cast<int>(s.per_rank[r].size()));
+      CHECK(next[r] == static_cast<int>(s.per_rank[r].size()));
     }
   }
+}
+
+TEST_CASE("schedule: a rendezvous refuses batches that post a pass on one side only or after the last task") {
+  const auto error_of = [](const PipelineSchedule& s) -> std::string {
+    try {
+      PipelineRendezvous rv(s, true);
+    } catch (const std::logic_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const PipelineSchedule good = make_schedule({ScheduleKind::kDualPipe, 4, 8});
+  CHECK(error_of(good).empty());
+  PipelineSchedule one_sided = good;
+  one_sided.commits[1].front().recvs.pop_back();
+  CHECK(error_of(one_sided) == "a pipeline pass is posted by its sender or its receiver only");
+  PipelineRendezvous inactive(one_sided, false);  // copy-engine sends: nothing is checked or kept
+  CHECK_FALSE(inactive.active());
+  CHECK(inactive.next_batch(1) == nullptr);
+  PipelineSchedule late = good;
+  late.commits[0].push_back({static_cast<int>(late.per_rank[0].size()), {}, {}});
+  CHECK(error_of(late) == "pipeline rank 0 commits a batch after its last task");
 }
 
 }  // namespace CS_TEST_FILE

@@ -171,6 +171,35 @@ TEST_CASE("pipeline.p2p: DualPipe's NCCL sends wait for the receiver and hold th
     }
 }
 
+TEST_CASE("pipeline.p2p: with two data-parallel replicas each rendezvous pairs a GPU with its own replica's peer",
+          "[pipeline_p2p]") {
+  // pp 2 x dp 2 on 4 GPUs, every GPU simulated: rank 0 is GPUs 0 and 1, rank 1 GPUs 2 and 3
+  // (dp before pp); replica d's boundary runs between GPUs d and 2 + d, and its rendezvous waits
+  // on those two GPUs only.
+  std::string text = dense("{compute: 112, comm: 20}", "{schedule: dualpipe, micro_batches: 4, p2p: sms}");
+  text.replace(text.find("gpus: 2"), 7, "gpus: 4");
+  text.replace(text.find("dp: 1"), 5, "dp: 2");
+  const Scenario sc = load_scenario_text(text, "p.yaml");
+  REQUIRE(sc.model->simulated_dp() == 2);
+  const OpWorkload w = build_op_workload(sc);
+  const cs::sim::OpGraph& g = w.graph;
+  const auto gpu = [&](uint32_t op) { return g.streams()[g.ops()[op].stream].gpu; };
+  size_t sends = 0;
+  for (uint32_t i = 0; i < g.ops().size(); ++i) {
+    if (g.label(g.ops()[i]).rfind("pp.send_", 0) != 0) continue;
+    ++sends;
+    const int src = gpu(i), peer = (src + 2) % 4;
+    bool waits_for_peer = false;
+    for (const uint32_t d : g.ops()[i].deps) {
+      CHECK((gpu(d) == src || gpu(d) == peer));
+      waits_for_peer = waits_for_peer || gpu(d) == peer;
+    }
+    CHECK(waits_for_peer);
+  }
+  CHECK(sends == 2 * (2 * 2 * 2));  // two replicas, each as the one-replica case
+  CHECK(pipeline_end(run_scenario(sc, w)) > cs::sim::Time());
+}
+
 TEST_CASE("sm_partitions: a communication partition of 0 SMs lends its kernels the compute SMs", "[pipeline_p2p]") {
   // Copy-engine sends need no SM: the compute partition keeps all 132.
   const Scenario ce = load_scenario_text(dense("{compute: 132, comm: 0}", kCopyEngine), "p.yaml");
