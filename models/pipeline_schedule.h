@@ -96,9 +96,10 @@ struct TaskRef {
 
 // One batch of a rank's point-to-point communication, as dualpipe.py's _commit_and_wait_comm
 // issues it: the sends and receives queued since the rank's last commit, posted together (one
-// dist.batch_isend_irecv) when the rank reaches task `before_task` (per_rank[rank].size(): the
-// commit after its last task), and all waited for before that task computes. A receive may be
-// queued a task ahead of the one that reads it, and a send later than the task that made it.
+// dist.batch_isend_irecv) when the rank reaches task `before_task`, and all waited for before that
+// task computes. A receive may be queued a task ahead of the one that reads it, and a send later
+// than the task that made it. (The sources' commit after the last task finds nothing queued: a
+// DualPipe rank ends on weight chunks, which commit and queue nothing.)
 struct CommitBatch {
   int before_task = 0;
   std::vector<PassRef> sends, recvs;  // what the rank sends (its passes) and receives (others')
@@ -113,7 +114,8 @@ struct PipelineSchedule {
   int micro_batches_per_direction = 1;
   std::vector<std::vector<ChunkTask>> per_rank;  // each rank's tasks in execution order
   // Per rank, its point-to-point batches in order, where the schedule's source commits and waits
-  // for them (DualPipe); empty for the others, whose sends leave as soon as their data is ready.
+  // for them (DualPipe, DualPipeV); empty for the others, whose sends leave as soon as their data
+  // is ready.
   std::vector<std::vector<CommitBatch>> commits;
 
   // The rank that holds `stage` of `direction`.
