@@ -88,6 +88,7 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   struct PerGpu {
     int rank = 0;
     int gpu = 0;
+    size_t local = 0;  // position among its rank's GPUs
     sim::StreamId compute, comm;
     RingSet dense, expert;
     std::vector<size_t> preds;  // ring predecessors that are simulated
@@ -108,6 +109,7 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
       PerGpu& s = st.emplace_back();
       s.rank = static_cast<int>(r);
       s.gpu = ranks[r].gpus[i];
+      s.local = i;
       s.compute = ranks[r].compute[i];
       s.comm = ranks[r].comm[i];
     }
@@ -139,6 +141,8 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
       if (const auto it = index.find(gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp)); it != index.end()) s.mirror_gpu = it->second;
     }
     s.ready = {last_op(s.compute), last_op(s.comm)};
+    if (s.local < ranks[s.rank].after.size())
+      for (const sim::OpId op : ranks[s.rank].after[s.local]) s.ready.push_back(op);
   }
   const auto wait_preds = [&](const PerGpu& s, sim::OpId op, std::optional<sim::OpId> PerGpu::*which) {
     for (size_t q : s.preds)
@@ -190,6 +194,10 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
                            "optimizer.adamw");
     for (const auto* dep : {&s.reduce, &s.mirror})
       if (*dep) g.add_dep(*s.adam, **dep);
+    // With nothing to reduce (one replica), the update still waits for everything before it.
+    if (!s.reduce)
+      for (const auto& r : s.ready)
+        if (r) g.add_dep(*s.adam, *r);
     wait_preds(s, *s.adam, &PerGpu::reduce);
     if (s.mirror_gpu && st[*s.mirror_gpu].mirror) g.add_dep(*s.adam, *st[*s.mirror_gpu].mirror);
   }

@@ -36,6 +36,9 @@ std::vector<int> expert_dp_group(const ParallelLayout& l, int gpu, int gpus_per_
 struct RankStreams {
   std::vector<int> gpus;
   std::vector<sim::StreamId> compute, comm;
+  // Per GPU (or empty), other ops its optimizer step waits for: the point-to-point transfers a
+  // schedule posts after the rank's last task (models/pipeline_rendezvous.h).
+  std::vector<std::vector<sim::OpId>> after;
 };
 
 // Appends every pipeline rank's optimizer step for its simulated GPUs, after everything already on

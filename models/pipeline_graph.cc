@@ -233,7 +233,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   };
   std::map<PassRef, Produced> produced;
   const double boundary_bytes = static_cast<double>(ctx.front().tokens) * mw.model.hidden * 2;  // BF16
-  // DualPipe's and DualPipeV's sends are rendezvous where NCCL's kernels move them
+  // DualPipe's, DualPipeV's and 1F1B's sends are rendezvous where NCCL's kernels move them
   // (models/pipeline_rendezvous.h); the rest leave when their data is ready.
   PipelineRendezvous rendezvous(sched, mw.pipeline_p2p == sim::Mover::kSms);
   const auto record_heads = [&](int r) {
@@ -265,6 +265,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
                          pass.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient", mw.pipeline_p2p);
     w.graph.add_dep(op, p.last[i]);
     for (const sim::OpId head : rendezvous.posted_after(pass, i)) w.graph.add_dep(op, head);
+    for (const PassRef& earlier : rendezvous.posted_after_passes(pass)) w.graph.add_dep(op, sent.at({earlier, i}));
     return sent.emplace(std::pair{pass, i}, op).first->second;
   };
   const auto wait_for = [&](int r, int slot, const PassRef& need) {
@@ -272,17 +273,24 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
     for (size_t i = 0; i < rank_gpus[r].size(); ++i)
       emitters[r].wait_for(slot, i, p.rank != r ? send(need, i, r) : p.last[i]);
   };
-  // The task rank r emits next (its chunk slots `slots`) waits for every transfer of the batch
-  // posted before it.
-  const auto wait_for_batch = [&](int r, int slots) {
-    const CommitBatch* b = rendezvous.next_batch(r);
-    if (!b) return;
-    for (const std::vector<PassRef>* list : {&b->sends, &b->recvs})
+  // Per rank and GPU index, the transfers of the batches posted where the rank stands: what its
+  // next task (every chunk slot of it, `slots`) or, after its last, its optimizer step waits for.
+  std::vector<std::vector<std::vector<sim::OpId>>> batch_waits(sched.ranks);
+  for (int r = 0; r < sched.ranks; ++r) batch_waits[r].resize(rank_gpus[r].size());
+  const auto pass_batch = [&](int r) {
+    const CommitBatch& b = *rendezvous.pending(r);
+    for (const std::vector<PassRef>* list : {&b.sends, &b.recvs})
       for (const PassRef& p : *list)
-        for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
-          const sim::OpId op = send(p, i, rendezvous.receiver(p));
-          for (int slot = 0; slot < slots; ++slot) emitters[r].wait_for(slot, i, op);
-        }
+        for (size_t i = 0; i < rank_gpus[r].size(); ++i)
+          batch_waits[r][i].push_back(send(p, i, rendezvous.receiver(p)));
+    rendezvous.pass(r);
+  };
+  const auto wait_for_batch = [&](int r, int slots) {
+    for (size_t i = 0; i < rank_gpus[r].size(); ++i) {
+      for (const sim::OpId op : batch_waits[r][i])
+        for (int slot = 0; slot < slots; ++slot) emitters[r].wait_for(slot, i, op);
+      batch_waits[r][i].clear();
+    }
   };
   // `input_only`: the pass's data is its last op that is no weight gradient.
   const auto record = [&](int r, int slot, const std::vector<PassRef>& passes, bool input_only = false) {
@@ -322,16 +330,22 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   };
 
   // Emit in an order that respects every dependency: each round, every rank runs as far as its
-  // needs are met (the schedule is deadlock-free, so each round makes progress).
+  // needs are met, passing each batch posted where it stands once the other sides reached theirs
+  // (the schedule is deadlock-free, so each round makes progress).
   std::vector<size_t> next(sched.ranks, 0);
+  const auto is_produced = [&](const PassRef& p) { return produced.count(p) > 0; };
   for (bool progress = true; progress;) {
     progress = false;
     for (int r = 0; r < sched.ranks; ++r)
-      while (next[r] < sched.per_rank[r].size()) {
+      while (true) {
+        while (rendezvous.pending_ready(r, is_produced)) {
+          pass_batch(r);
+          progress = true;
+        }
+        if (rendezvous.pending(r) || next[r] == sched.per_rank[r].size()) break;
         const ChunkTask& t = sched.per_rank[r][next[r]];
         std::vector<PassRef> needs = task_needs(sched, t);
-        const bool ready = std::all_of(needs.begin(), needs.end(), [&](const PassRef& p) { return produced.count(p) > 0; });
-        if (!ready || !rendezvous.next_batch_ready(r, [&](const PassRef& p) { return produced.count(p) > 0; })) break;
+        if (!std::all_of(needs.begin(), needs.end(), is_produced)) break;
         const auto first = static_cast<uint32_t>(w.graph.ops().size());
         emit(r, t);
         record_heads(r);
@@ -340,10 +354,12 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
         progress = true;
       }
   }
-  for (int r = 0; r < sched.ranks; ++r)
-    if (next[r] != sched.per_rank[r].size())
+  for (int r = 0; r < sched.ranks; ++r) {
+    if (next[r] != sched.per_rank[r].size() || !rendezvous.all_passed(r))
       throw std::logic_error("pipeline schedule left rank " + std::to_string(r) +
                              " with tasks whose inputs never came");
+    rank_streams[r].after = std::move(batch_waits[r]);  // the batches after its last task
+  }
   rec.optimizer = emit_optimizer_step(w.graph, mw, cl, rank_streams);
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
   w.pipeline = std::move(rec);

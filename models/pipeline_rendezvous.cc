@@ -8,20 +8,22 @@ namespace cs::models {
 PipelineRendezvous::PipelineRendezvous(const PipelineSchedule& sched, bool active)
     : active_(active && !sched.commits.empty()) {
   if (!active_) return;
-  batch_before_.resize(sched.ranks);
+  batches_.resize(sched.ranks);
+  cursor_.assign(sched.ranks, 0);
   heads_.resize(sched.ranks);
-  constexpr TaskRef kNone{-1, -1};
   for (int r = 0; r < static_cast<int>(sched.commits.size()); ++r)
-    for (const CommitBatch& b : sched.commits[r]) {
-      if (b.before_task >= static_cast<int>(sched.per_rank[r].size()))
-        throw std::logic_error("pipeline rank " + std::to_string(r) + " commits a batch after its last task");
-      batch_before_[r][b.before_task] = &b;
-      for (const auto& [list, side] : {std::pair{&b.sends, 0}, std::pair{&b.recvs, 1}})
+    for (size_t k = 0; k < sched.commits[r].size(); ++k) {
+      const CommitBatch& b = sched.commits[r][k];
+      if (b.before_task < 0 || b.before_task > static_cast<int>(sched.per_rank[r].size()) ||
+          (k > 0 && b.before_task < sched.commits[r][k - 1].before_task))
+        throw std::logic_error("pipeline rank " + std::to_string(r) + " commits a batch out of its tasks' order");
+      batches_[r].push_back(&b);
+      for (const auto& [list, sender] : {std::pair{&b.sends, true}, std::pair{&b.recvs, false}})
         for (const PassRef& p : *list) {
-          auto& both = posted_.try_emplace(p, kNone, kNone).first->second;
-          TaskRef& at = side == 0 ? both.first : both.second;
+          auto& both = posted_[p];
+          BatchRef& at = sender ? both.first : both.second;
           if (at.rank != -1) throw std::logic_error("a pipeline pass is posted twice on one side");
-          at = {r, b.before_task};
+          at = {r, k};
         }
     }
   for (const auto& [p, both] : posted_)
@@ -33,13 +35,14 @@ void PipelineRendezvous::record_heads(int r, std::vector<std::vector<sim::OpId>>
   if (active_) heads_[r].push_back(std::move(last_ops));
 }
 
-const CommitBatch* PipelineRendezvous::next_batch(int r) const {
-  if (!active_) return nullptr;
-  const auto it = batch_before_[r].find(static_cast<int>(heads_[r].size()) - 1);
-  return it == batch_before_[r].end() ? nullptr : it->second;
+const CommitBatch* PipelineRendezvous::pending(int r) const {
+  if (!active_ || cursor_[r] == batches_[r].size()) return nullptr;
+  const CommitBatch* b = batches_[r][cursor_[r]];
+  return b->before_task == emitted(r) ? b : nullptr;
 }
 
-const std::pair<TaskRef, TaskRef>& PipelineRendezvous::posts(const PassRef& pass) const {
+const std::pair<PipelineRendezvous::BatchRef, PipelineRendezvous::BatchRef>& PipelineRendezvous::posts(
+    const PassRef& pass) const {
   const auto it = posted_.find(pass);
   if (it == posted_.end()) throw std::logic_error("a pipeline send that no batch posts");
   return it->second;
@@ -49,8 +52,22 @@ std::vector<sim::OpId> PipelineRendezvous::posted_after(const PassRef& pass, siz
   std::vector<sim::OpId> out;
   if (!active_) return out;
   const auto& [from, to] = posts(pass);
-  for (const TaskRef& side : {from, to})
-    for (const sim::OpId op : heads_[side.rank][side.index][i]) out.push_back(op);
+  for (const BatchRef& side : {from, to})
+    for (const sim::OpId op : heads_[side.rank][batches_[side.rank][side.index]->before_task][i]) out.push_back(op);
+  return out;
+}
+
+std::vector<PassRef> PipelineRendezvous::posted_after_passes(const PassRef& pass) const {
+  std::vector<PassRef> out;
+  if (!active_) return out;
+  const auto& [from, to] = posts(pass);
+  for (const BatchRef& side : {from, to}) {
+    if (side.index == 0) continue;
+    const CommitBatch& before = *batches_[side.rank][side.index - 1];
+    if (before.before_task != batches_[side.rank][side.index]->before_task) continue;
+    out.insert(out.end(), before.sends.begin(), before.sends.end());
+    out.insert(out.end(), before.recvs.begin(), before.recvs.end());
+  }
   return out;
 }
 

@@ -108,7 +108,9 @@ PipelineSchedule make_schedule(const ScheduleParams& p) {
   s.directions = p.kind == ScheduleKind::kDualPipe ? 2 : 1;
   s.micro_batches_per_direction = p.micro_batches / s.directions;
   switch (p.kind) {
-    case ScheduleKind::k1f1b: s.per_rank = detail::one_f_one_b(p.stages, p.micro_batches); break;
+    case ScheduleKind::k1f1b:
+      s.per_rank = detail::one_f_one_b(p.stages, p.micro_batches, &s.commits);
+      break;
     case ScheduleKind::kInterleaved1f1b:
       s.per_rank = detail::interleaved_1f1b(p.stages, p.micro_batches, p.virtual_stages);
       break;

@@ -94,12 +94,13 @@ struct TaskRef {
   auto operator<=>(const TaskRef&) const = default;
 };
 
-// One batch of a rank's point-to-point communication, as dualpipe.py's _commit_and_wait_comm
-// issues it: the sends and receives queued since the rank's last commit, posted together (one
-// dist.batch_isend_irecv) when the rank reaches task `before_task`, and all waited for before that
-// task computes. A receive may be queued a task ahead of the one that reads it, and a send later
-// than the task that made it. (The sources' commit after the last task finds nothing queued: a
-// DualPipe rank ends on weight chunks, which commit and queue nothing.)
+// One batch of a rank's point-to-point communication, as its source posts it: dualpipe.py's
+// _commit_and_wait_comm (the sends and receives queued since the rank's last commit) or one of
+// Megatron's p2p calls (send_forward_recv_backward, ...). It is posted (one dist.batch_isend_irecv)
+// when the rank reaches task `before_task` (per_rank[rank].size(): after its last task), after the
+// rank's earlier batches at that point, and all of it is waited for before the task computes. A
+// receive may be posted a task ahead of the one that reads it, and a send later than the task that
+// made it.
 struct CommitBatch {
   int before_task = 0;
   std::vector<PassRef> sends, recvs;  // what the rank sends (its passes) and receives (others')
@@ -113,9 +114,9 @@ struct PipelineSchedule {
   int directions = 1;        // 2 for DualPipe (two model copies)
   int micro_batches_per_direction = 1;
   std::vector<std::vector<ChunkTask>> per_rank;  // each rank's tasks in execution order
-  // Per rank, its point-to-point batches in order, where the schedule's source commits and waits
-  // for them (DualPipe, DualPipeV); empty for the others, whose sends leave as soon as their data
-  // is ready.
+  // Per rank, its point-to-point batches in order, where the schedule's source posts and waits for
+  // them in a way recorded here (DualPipe, DualPipeV, 1F1B); empty for the others (interleaved
+  // 1F1B, ZB1P), whose sends leave as soon as their data is ready.
   std::vector<std::vector<CommitBatch>> commits;
 
   // The rank that holds `stage` of `direction`.

@@ -1,5 +1,7 @@
 // 1F1B and Megatron's interleaved 1F1B.
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include "models/schedule_generators.h"
 
@@ -13,18 +15,55 @@ ChunkTask backward(int mb, int stage) { return {ChunkTask::kBackward, {mb, stage
 
 // Rank r runs pp-r-1 warm-up forwards (so that pp-r micro-batches are in flight once it starts
 // alternating), then one forward and one full backward in turn, then drains the backwards.
-RankOrders one_f_one_b(int pp, int m) {
+// With `commits`, the point-to-point calls of Megatron-LM's
+// forward_backward_pipelining_without_interleaving, each one batch (batch_isend_irecv, every
+// request waited for) posted one after the other: the warm-up's recv_forward and send_forward
+// around each forward, recv_forward before the steady phase, send_forward_recv_backward and
+// send_backward_recv_forward (send_backward after the last) around each steady backward, and
+// recv_backward and send_backward around each cool-down backward. The first stage receives no
+// activations and sends no gradients, the last the reverse; a call with nothing to move posts
+// nothing.
+RankOrders one_f_one_b(int pp, int m, std::vector<std::vector<CommitBatch>>* commits) {
   RankOrders out(pp);
+  if (commits) commits->assign(pp, {});
   for (int r = 0; r < pp; ++r) {
     auto& o = out[r];
-    const int warmup = std::min(pp - r - 1, m);
+    const auto call = [&](std::vector<PassRef> sends, std::vector<PassRef> recvs) {
+      if (commits && !(sends.empty() && recvs.empty()))
+        (*commits)[r].push_back({static_cast<int>(o.size()), std::move(sends), std::move(recvs)});
+    };
+    const bool first = r == 0, last = r == pp - 1;
+    const auto pass = [](ChunkPass kind, int mb, int stage) { return std::vector{PassRef{kind, {mb, stage, 0}}}; };
+    const auto recv_forward = [&](int mb) {
+      return first ? std::vector<PassRef>{} : pass(ChunkPass::kForward, mb, r - 1);
+    };
+    const auto send_forward = [&](int mb) { return last ? std::vector<PassRef>{} : pass(ChunkPass::kForward, mb, r); };
+    const auto recv_backward = [&](int mb) {
+      return last ? std::vector<PassRef>{} : pass(ChunkPass::kInputGrad, mb, r + 1);
+    };
+    const auto send_backward = [&](int mb) {
+      return first ? std::vector<PassRef>{} : pass(ChunkPass::kInputGrad, mb, r);
+    };
+    const int warmup = std::min(pp - r - 1, m), remaining = m - warmup;
     int f = 0, b = 0;
-    for (int i = 0; i < warmup; ++i) o.push_back(forward(f++, r));
-    for (int i = 0; i < m - warmup; ++i) {
-      o.push_back(forward(f++, r));
-      o.push_back(backward(b++, r));
+    for (int i = 0; i < warmup; ++i, ++f) {
+      call({}, recv_forward(f));
+      o.push_back(forward(f, r));
+      call(send_forward(f), {});
     }
-    while (b < m) o.push_back(backward(b++, r));
+    if (remaining > 0) call({}, recv_forward(f));
+    for (int i = 0; i < remaining; ++i, ++b) {
+      o.push_back(forward(f, r));
+      call(send_forward(f), recv_backward(b));
+      ++f;
+      o.push_back(backward(b, r));
+      call(send_backward(b), i + 1 < remaining ? recv_forward(f) : std::vector<PassRef>{});
+    }
+    for (; b < m; ++b) {
+      call({}, recv_backward(b));
+      o.push_back(backward(b, r));
+      call(send_backward(b), {});
+    }
   }
   return out;
 }

@@ -129,13 +129,14 @@ TEST_CASE("pipeline.p2p: copy-engine sends hold no SMs and end the step sooner",
   for (const std::string& warning : r_ce.cost_warnings) CHECK(warning.find("communication ops") == std::string::npos);
 }
 
-TEST_CASE("pipeline.p2p: DualPipe's NCCL sends wait for the receiver and hold the sender, copies do neither",
+TEST_CASE("pipeline.p2p: batched NCCL sends wait for the receiver and hold the sender, copies do neither",
           "[pipeline_p2p]") {
-  // dualpipe.py (and dualpipev.py) commit their sends and receives in batches and wait for them
-  // before the next chunk (models/pipeline_graph.cc): with NCCL kernels (sms) a send moves once the
-  // receiver posted its receive, and the sender's next task waits for it. Our bench's
-  // cudaMemcpyPeerAsync copies (copy_engine) need no receiver and hold no sender.
-  for (const std::string schedule : {"dualpipe", "dualpipev"})
+  // dualpipe.py (and dualpipev.py) commit their sends and receives in batches, and Megatron's 1F1B
+  // makes each p2p call one, waited for before the next chunk (models/pipeline_rendezvous.h): with
+  // NCCL kernels (sms) a send moves once the receiver posted its receive, and the sender's next
+  // task (or its optimizer step) waits for it. Our bench's cudaMemcpyPeerAsync copies
+  // (copy_engine) need no receiver and hold no sender.
+  for (const std::string schedule : {"dualpipe", "dualpipev", "1f1b"})
     for (const bool nccl : {true, false}) {
       INFO(schedule << ", " << (nccl ? "sms" : "copy_engine"));
       const Scenario sc = load_scenario_text(
@@ -161,11 +162,11 @@ TEST_CASE("pipeline.p2p: DualPipe's NCCL sends wait for the receiver and hold th
       }
       // DualPipe: 2 micro-batches per direction, each over the one boundary forward and back.
       // DualPipeV: 4 micro-batches over two boundaries (stage 0 to 1 and 2 to 3), each way; the
-      // turn (stages 1 to 2) stays on rank 1.
-      CHECK(sends == (schedule == "dualpipe" ? 2 * 2 * 2 : 4 * 2 * 2));
+      // turn (stages 1 to 2) stays on rank 1. 1F1B: 4 micro-batches over one boundary, each way.
+      CHECK(sends == (schedule == "dualpipev" ? 4 * 2 * 2 : 2 * 2 * 2));
       // Every send waits for its receiver, but where the receiver posts its receive before its
-      // first chunk (DualPipeV's rank 1, for micro-batch 0): nothing ran there to wait for.
-      CHECK(wait_for_receiver == (nccl ? sends - (schedule == "dualpipev" ? 1 : 0) : 0));
+      // first chunk (rank 1's micro-batch 0 in DualPipeV and 1F1B): nothing ran there to wait for.
+      CHECK(wait_for_receiver == (nccl ? sends - (schedule == "dualpipe" ? 0 : 1) : 0));
       const RunResult r = run_scenario(sc, w);  // a deadlock would throw
       CHECK(pipeline_end(r) > cs::sim::Time());
     }

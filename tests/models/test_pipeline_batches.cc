@@ -1,0 +1,236 @@
+// Point-to-point batches (PipelineSchedule::commits): where dualpipe.py (DualPipe, DualPipeV) and
+// Megatron (1F1B) post each send and receive, against transcriptions of their programs; every
+// boundary pass posted once on each side, no receive after its reader and no send before its
+// maker; and the batches, run as rendezvous (a transfer moves once both sides reached their batch,
+// a rank's batches at one point one after the other), finishing.
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "models/pipeline_rendezvous.h"
+#include "models/pipeline_schedule.h"
+
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
+
+using namespace cs::models;
+
+namespace {
+
+// "sA3'": send the activations of micro-batch 3 of the reverse direction (DualPipe) or of a stage
+// on the way back up (DualPipeV), as task_token primes them; "rG0": receive the input gradient of
+// micro-batch 0 of the forward direction (on the way down).
+std::string pass_token(const PipelineSchedule& s, char side, const PassRef& p) {
+  const bool second =
+      s.params.kind == ScheduleKind::kDualPipeV ? p.chunk.stage >= s.params.stages / 2 : p.chunk.direction == 1;
+  return std::string{side} + (p.pass == ChunkPass::kForward ? "A" : "G") + std::to_string(p.chunk.micro_batch) +
+         (second ? "'" : "");
+}
+
+// Each rank's tasks with its batches in brackets before the task they precede.
+std::vector<std::string> program(const PipelineSchedule& s) {
+  std::vector<std::string> out;
+  for (int r = 0; r < s.ranks; ++r) {
+    std::string row;
+    const auto add = [&](const std::string& t) { row += (row.empty() ? "" : " ") + t; };
+    size_t next_batch = 0;
+    for (int k = 0; k <= static_cast<int>(s.per_rank[r].size()); ++k) {
+      for (; next_batch < s.commits[r].size() && s.commits[r][next_batch].before_task == k; ++next_batch) {
+        const CommitBatch& batch = s.commits[r][next_batch];
+        std::string b;
+        for (const PassRef& p : batch.sends) b += (b.empty() ? "" : " ") + pass_token(s, 's', p);
+        for (const PassRef& p : batch.recvs) b += (b.empty() ? "" : " ") + pass_token(s, 'r', p);
+        add("[" + b + "]");
+      }
+      if (k < static_cast<int>(s.per_rank[r].size())) add(task_token(s, s.per_rank[r][k]));
+    }
+    CHECK(next_batch == s.commits[r].size());  // every batch in task order
+    out.push_back(row);
+  }
+  return out;
+}
+
+}  // namespace
+
+// Golden: DualPipe.step() of deepseek-ai/DualPipe dualpipe/dualpipe.py (commit bb214e8) for
+// num_ranks=4, num_chunks=8, its _recv_*/_send_* calls and each _commit_and_wait_comm recorded by
+// a mock of the class stepped outside this code base (a separate Python transcription). Rank 0's
+// step 1 sends each F0 at the next chunk's commit; step 3 receives F1's input with the W before
+// it; the middle ranks (1 and 2) hold their first step-4 sends until both chunks ran.
+TEST_CASE("schedule: GOLDEN DualPipe 4 ranks 8 micro-batches, dualpipe.py's point-to-point batches") {
+  const std::vector<std::string> golden = {
+      "F0 [sA0] F1 [sA1] F2 [rA0'] F0' [sA2] I0' [sG0' rA1'] W0' F1' F3B1' [sA3 sG1' rA2' rG0] F2'B0 B2' [sG2' rA3' "
+      "rG1] F3'B1 B3' [sG3' rG2] I2 W2 [rG3] I3 W3",
+      "[rA0] F0 [sA0 rA1 rA0'] F0' [sA0'] F1 [sA1 rA2 rA1'] F1' F2 [sA1' rG0'] B0' [sA2 sG0' rA2' rG0] F2'B0 [sA2' sG0 "
+      "rA3 rG1'] F3B1' [sA3 sG1' rA3' rG1] F3'B1 [sA3' sG1 rG2'] B2' [sG2' rG2] B2 [sG2 rG3'] I3' [sG3' rG3] I3 [sG3] "
+      "W3' W3",
+      "[rA0'] F0' [sA0' rA1' rA0] F0 [sA0] F1' [sA1' rA2' rA1] F1 F2' [sA1 rG0] B0 [sA2' sG0 rA2 rG0'] F2B0' [sA2 sG0' "
+      "rA3' rG1] F3'B1 [sA3' sG1 rA3 rG1'] F3B1' [sA3 sG1' rG2] B2 [sG2 rG2'] B2' [sG2' rG3] I3 [sG3 rG3'] I3' [sG3'] "
+      "W3 W3'",
+      "F0' [sA0'] F1' [sA1'] F2' [rA0] F0 [sA2'] I0 [sG0 rA1] W0 F1 F3'B1 [sA3' sG1 rA2 rG0'] F2B0' B2 [sG2 rA3 rG1'] "
+      "F3B1' B3 [sG3 rG2'] I2' W2' [rG3'] I3' W3'",
+  };
+  const PipelineSchedule s = make_schedule({ScheduleKind::kDualPipe, 4, 8});
+  REQUIRE(s.commits.size() == 4);
+  const auto got = program(s);
+  for (int r = 0; r < 4; ++r) {
+    INFO("rank " << r);
+    CHECK(got[r] == golden[r]);
+  }
+}
+
+// Golden: DualPipeV 4 stages on 2 ranks, 4 micro-batches, from a mock of pithtrain's DualPipeV.step
+// (pithtrain/dualpipe/dualpipev.py, whose step and point-to-point methods are "closely adapted"
+// from deepseek-ai/DualPipe's dualpipev.py), stepped the same way. Rank 1 holds the V's turn
+// (stages 1 and 2): what passes between those two stays on it, with no send.
+TEST_CASE("schedule: GOLDEN DualPipeV 2 ranks 4 micro-batches, the point-to-point batches") {
+  const std::vector<std::string> golden = {
+      "F0 [sA0] F1 [sA1] F2 [rA0'] F0' [sA2] I0' [sG0' rA1'] W0' F1' F3B1' [sA3 sG1' rA2' rG0] F2'B0 B2' [sG2' rA3' "
+      "rG1] F3'B1 B3' [sG3' rG2] I2 W2 [rG3] I3 W3",
+      "[rA0] F0 [rA1] F0' [sA0'] F1 [rA2] F1' F2 [sA1' rG0'] B0' F2'B0 [sA2' sG0 rA3 rG1'] F3B1' F3'B1 [sA3' sG1 rG2'] "
+      "B2' B2 [sG2 rG3'] I3' I3 [sG3] W3' W3",
+  };
+  const auto got = program(make_schedule({ScheduleKind::kDualPipeV, 4, 4}));
+  REQUIRE(got.size() == 2);
+  CHECK(got[0] == golden[0]);
+  CHECK(got[1] == golden[1]);
+}
+
+// Golden: 1F1B on 3 ranks, 4 micro-batches, from a mock of the point-to-point calls of Megatron-LM's
+// forward_backward_pipelining_without_interleaving, each call one batch. Rank 1 posts two batches
+// between F0 and F1 (send_forward, then recv_forward); ranks 1 and 2 post one after their last
+// backward (send_backward), which the optimizer step waits for.
+TEST_CASE("schedule: GOLDEN 1F1B 3 ranks 4 micro-batches, Megatron's point-to-point calls") {
+  const std::vector<std::string> golden = {
+      "F0 [sA0] F1 [sA1] F2 [sA2 rG0] B0 F3 [sA3 rG1] B1 [rG2] B2 [rG3] B3",
+      "[rA0] F0 [sA0] [rA1] F1 [sA1 rG0] B0 [sG0 rA2] F2 [sA2 rG1] B1 [sG1 rA3] F3 [sA3 rG2] B2 [sG2] [rG3] B3 [sG3]",
+      "[rA0] F0 B0 [sG0 rA1] F1 B1 [sG1 rA2] F2 B2 [sG2 rA3] F3 B3 [sG3]",
+  };
+  CHECK(program(make_schedule({ScheduleKind::k1f1b, 3, 4})) == golden);
+}
+
+TEST_CASE("schedule: DualPipe, DualPipeV and 1F1B record point-to-point batches, ZB1P and interleaved do not") {
+  CHECK(make_schedule({ScheduleKind::kZb1p, 4, 8}).commits.empty());
+  CHECK(make_schedule({ScheduleKind::kInterleaved1f1b, 2, 4, 2}).commits.empty());
+  CHECK(make_schedule({ScheduleKind::k1f1b, 4, 8}).commits.size() == 4);
+}
+
+TEST_CASE("schedule: batches post every boundary pass once on each side and run as rendezvous") {
+  for (const auto& [kind, pp, m] : std::vector<std::tuple<ScheduleKind, int, int>>{{ScheduleKind::kDualPipe, 2, 4},
+                                                                                   {ScheduleKind::kDualPipe, 4, 8},
+                                                                                   {ScheduleKind::kDualPipe, 4, 14},
+                                                                                   {ScheduleKind::kDualPipe, 8, 16},
+                                                                                   {ScheduleKind::kDualPipe, 8, 20},
+                                                                                   {ScheduleKind::kDualPipe, 16, 32},
+                                                                                   {ScheduleKind::kDualPipe, 16, 120},
+                                                                                   {ScheduleKind::kDualPipeV, 4, 4},
+                                                                                   {ScheduleKind::kDualPipeV, 8, 10},
+                                                                                   {ScheduleKind::kDualPipeV, 16, 16},
+                                                                                   {ScheduleKind::kDualPipeV, 16, 60},
+                                                                                   {ScheduleKind::k1f1b, 1, 3},
+                                                                                   {ScheduleKind::k1f1b, 2, 1},
+                                                                                   {ScheduleKind::k1f1b, 4, 3},
+                                                                                   {ScheduleKind::k1f1b, 4, 8},
+                                                                                   {ScheduleKind::k1f1b, 16, 120}}) {
+    INFO(schedule_kind_name(kind) << ", pp " << pp << ", m " << m);
+    const PipelineSchedule s = make_schedule({kind, pp, m});
+    std::map<PassRef, TaskRef> producer, consumer;  // consumer: the reader on another rank
+    for (int r = 0; r < s.ranks; ++r)
+      for (int k = 0; k < static_cast<int>(s.per_rank[r].size()); ++k)
+        for (const PassRef& p : task_provides(s.per_rank[r][k])) producer[p] = {r, k};
+    for (int r = 0; r < s.ranks; ++r)
+      for (int k = 0; k < static_cast<int>(s.per_rank[r].size()); ++k)
+        for (const PassRef& p : task_needs(s, s.per_rank[r][k]))
+          if (producer.at(p).rank != r) CHECK(consumer.emplace(p, TaskRef{r, k}).second);
+    // pass -> (rank, position in the rank's batches) of the batch that sends and that receives it
+    std::map<PassRef, std::pair<int, size_t>> sent, received;
+    for (int r = 0; r < s.ranks; ++r)
+      for (size_t j = 0; j < s.commits[r].size(); ++j) {
+        const CommitBatch& b = s.commits[r][j];
+        CHECK((j == 0 || s.commits[r][j - 1].before_task <= b.before_task));
+        CHECK(!(b.sends.empty() && b.recvs.empty()));
+        for (const PassRef& p : b.sends) CHECK(sent.emplace(p, std::pair{r, j}).second);
+        for (const PassRef& p : b.recvs) CHECK(received.emplace(p, std::pair{r, j}).second);
+      }
+    const auto at = [&](const std::pair<int, size_t>& b) { return s.commits[b.first][b.second].before_task; };
+    for (const auto& [p, c] : consumer) {
+      const TaskRef& made = producer.at(p);
+      REQUIRE(sent.count(p) == 1);
+      REQUIRE(received.count(p) == 1);
+      CHECK(sent.at(p).first == made.rank);
+      CHECK(at(sent.at(p)) > made.index);  // posted after the task that made it
+      CHECK(received.at(p).first == c.rank);
+      CHECK(at(received.at(p)) <= c.index);  // posted no later than the task that reads it
+    }
+    CHECK(sent.size() == consumer.size());
+    CHECK(received.size() == consumer.size());
+    // Rendezvous: a rank passes its next batch once it has run the tasks before it and, for each
+    // transfer, the other side has reached (or passed) the batch that posts it.
+    std::vector<int> tasks(s.ranks, 0);
+    std::vector<size_t> batches(s.ranks, 0);
+    const auto reached = [&](const std::pair<int, size_t>& b) {
+      return tasks[b.first] >= at(b) && batches[b.first] >= b.second;
+    };
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int r = 0; r < s.ranks; ++r)
+        while (true) {
+          const bool pending = batches[r] < s.commits[r].size() && s.commits[r][batches[r]].before_task == tasks[r];
+          if (pending) {
+            const CommitBatch& b = s.commits[r][batches[r]];
+            bool ready = true;
+            for (const PassRef& p : b.sends) ready = ready && reached(received.at(p));
+            for (const PassRef& p : b.recvs) ready = ready && reached(sent.at(p));
+            if (!ready) break;
+            ++batches[r];
+          } else if (tasks[r] < static_cast<int>(s.per_rank[r].size())) {
+            ++tasks[r];
+          } else {
+            break;
+          }
+          progress = true;
+        }
+    }
+    for (int r = 0; r < s.ranks; ++r) {
+      INFO("rank " << r);
+      CHECK(tasks[r] == static_cast<int>(s.per_rank[r].size()));
+      CHECK(batches[r] == s.commits[r].size());
+      // DualPipe's ranks end on weight chunks, which commit what is queued and queue nothing; a
+      // 1F1B rank that sends gradients back posts its last one after its last backward.
+      const bool after_last =
+          !s.commits[r].empty() && s.commits[r].back().before_task == static_cast<int>(s.per_rank[r].size());
+      CHECK(after_last == (kind == ScheduleKind::k1f1b && r > 0));
+    }
+  }
+}
+
+TEST_CASE("schedule: a rendezvous refuses batches that post a pass on one side only or out of order") {
+  const auto error_of = [](const PipelineSchedule& s) -> std::string {
+    try {
+      PipelineRendezvous rv(s, true);
+    } catch (const std::logic_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const PipelineSchedule good = make_schedule({ScheduleKind::kDualPipe, 4, 8});
+  CHECK(error_of(good).empty());
+  PipelineSchedule one_sided = good;
+  one_sided.commits[1].front().recvs.pop_back();
+  CHECK(error_of(one_sided) == "a pipeline pass is posted by its sender or its receiver only");
+  PipelineRendezvous inactive(one_sided, false);  // copy-engine sends: nothing is checked or kept
+  CHECK_FALSE(inactive.active());
+  CHECK(inactive.pending(1) == nullptr);
+  CHECK(inactive.all_passed(1));
+  PipelineSchedule swapped = good;
+  std::swap(swapped.commits[0][0], swapped.commits[0][1]);
+  CHECK(error_of(swapped) == "pipeline rank 0 commits a batch out of its tasks' order");
+  PipelineSchedule late = good;
+  late.commits[0].push_back({static_cast<int>(late.per_rank[0].size()) + 1, {}, {}});
+  CHECK(error_of(late) == "pipeline rank 0 commits a batch out of its tasks' order");
+}
+
+}  // namespace CS_TEST_FILE
