@@ -187,7 +187,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   // Stage-boundary sends get their own streams on the communication partition, one per GPU, peer
   // and direction (as NCCL runs point-to-point operations to different peers on separate
   // channels). A send is issued when its consumer's chunk is emitted (under a rendezvous, below,
-  // when the first of its two sides emits the task after the batch that posts it): on a GPU's
+  // when the first of its two sides passes the batch that posts it): on a GPU's
   // comm stream it would queue behind later chunks' all-to-alls, and on one shared send stream
   // behind sends to other consumers emitted earlier but produced later, waiting for nothing it
   // needs.

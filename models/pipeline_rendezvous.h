@@ -31,7 +31,8 @@ namespace cs::models {
 class PipelineRendezvous {
  public:
   // Inactive (every query answers as for one-sided sends) unless `active` and the schedule
-  // records batches. Throws std::logic_error if a pass is posted on one side only or twice.
+  // records batches. Throws std::logic_error if a pass is posted on one side only or twice, or a
+  // rank's batches are out of its tasks' order.
   PipelineRendezvous(const PipelineSchedule& sched, bool active);
   bool active() const { return active_; }
 

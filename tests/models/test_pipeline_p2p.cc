@@ -201,6 +201,63 @@ TEST_CASE("pipeline.p2p: with two data-parallel replicas each rendezvous pairs a
   CHECK(pipeline_end(run_scenario(sc, w)) > cs::sim::Time());
 }
 
+TEST_CASE("pipeline.p2p: batches posted at one point of a 1F1B rank move one after the other", "[pipeline_p2p]") {
+  // pp 3: rank 1 warms up with one forward, then Megatron posts send_forward(A0) and, as a call of
+  // its own, recv_forward(A1) before the steady phase. Both batches sit after that forward, so the
+  // transfer of A1 (GPU 0 to 1) waits for the transfer of A0 (GPU 1 to 2).
+  std::string text = dense("{compute: 112, comm: 20}", kSms);
+  text.replace(text.find("gpus: 2"), 7, "gpus: 3");
+  text.replace(text.find("pp: 2"), 5, "pp: 3");
+  const OpWorkload w = build_op_workload(load_scenario_text(text, "p.yaml"));
+  const cs::sim::OpGraph& g = w.graph;
+  // The n-th activation send on the stream from GPU src to GPU dst.
+  const auto nth_send = [&](int src, int dst, size_t n) -> uint32_t {
+    const std::string name = "pp_p2p to gpu " + std::to_string(dst) + ", activations";
+    for (const auto& st : g.streams())
+      if (st.gpu == src && st.name == name) {
+        REQUIRE(st.ops.size() > n);
+        return st.ops[n];
+      }
+    FAIL("no stream " << name << " on gpu " << src);
+    return 0;
+  };
+  const auto depends = [&](uint32_t op, uint32_t on) {
+    const auto& deps = g.ops()[op].deps;
+    return std::find(deps.begin(), deps.end(), on) != deps.end();
+  };
+  CHECK(depends(nth_send(0, 1, 1), nth_send(1, 2, 0)));
+  // A0's own transfer was posted first: it waits for no later batch of rank 1.
+  CHECK_FALSE(depends(nth_send(1, 2, 0), nth_send(0, 1, 1)));
+  CHECK(pipeline_end(run_scenario(load_scenario_text(text, "p.yaml"), w)) > cs::sim::Time());
+}
+
+TEST_CASE("pipeline.p2p: a 1F1B rank's last gradient send holds its gradient reduction", "[pipeline_p2p]") {
+  // Megatron's last send_backward comes after the rank's last backward; with two replicas the
+  // reduce-scatter of rank 1's gradients waits for that transfer (RankStreams::after), not only for
+  // the rank's compute and all-to-all streams.
+  std::string text = dense("{compute: 112, comm: 20}", kSms);
+  text.replace(text.find("gpus: 2"), 7, "gpus: 4");
+  text.replace(text.find("dp: 1"), 5, "dp: 2");
+  const Scenario sc = load_scenario_text(text, "p.yaml");
+  REQUIRE(sc.model->simulated_dp() == 2);
+  const OpWorkload w = build_op_workload(sc);
+  const cs::sim::OpGraph& g = w.graph;
+  size_t held = 0;
+  for (const auto& st : g.streams()) {
+    if (st.name.find(", gradients") == std::string::npos || st.ops.empty()) continue;
+    const uint32_t last_send = st.ops.back();
+    bool holds = false;
+    for (uint32_t i = 0; i < g.ops().size(); ++i)
+      if (g.label(g.ops()[i]) == "optimizer.reduce_scatter_grads" && g.streams()[g.ops()[i].stream].gpu == st.gpu) {
+        const auto& deps = g.ops()[i].deps;
+        holds = holds || std::find(deps.begin(), deps.end(), last_send) != deps.end();
+      }
+    CHECK(holds);
+    held += holds;
+  }
+  CHECK(held == 2);  // rank 1's two GPUs send gradients back, one per replica
+}
+
 TEST_CASE("sm_partitions: a communication partition of 0 SMs lends its kernels the compute SMs", "[pipeline_p2p]") {
   // Copy-engine sends need no SM: the compute partition keeps all 132.
   const Scenario ce = load_scenario_text(dense("{compute: 132, comm: 0}", kCopyEngine), "p.yaml");
