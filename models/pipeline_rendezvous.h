@@ -1,5 +1,5 @@
 // Stage-boundary sends as rendezvous, where the schedule records how its source batches its
-// point-to-point operations (PipelineSchedule::commits: DualPipe, DualPipeV, 1F1B) and NCCL's
+// point-to-point operations (PipelineSchedule::commits: DualPipe, DualPipeV, 1F1B, interleaved 1F1B) and NCCL's
 // kernels move them (p2p: sms).
 //
 // dualpipe.py posts each batch with dist.batch_isend_irecv when the rank reaches it and waits for

@@ -112,7 +112,7 @@ PipelineSchedule make_schedule(const ScheduleParams& p) {
       s.per_rank = detail::one_f_one_b(p.stages, p.micro_batches, &s.commits);
       break;
     case ScheduleKind::kInterleaved1f1b:
-      s.per_rank = detail::interleaved_1f1b(p.stages, p.micro_batches, p.virtual_stages);
+      s.per_rank = detail::interleaved_1f1b(p.stages, p.micro_batches, p.virtual_stages, &s.commits);
       break;
     case ScheduleKind::kZb1p: s.per_rank = detail::zb_h1(p.stages, p.micro_batches); break;
     case ScheduleKind::kDualPipe:

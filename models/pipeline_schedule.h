@@ -115,8 +115,8 @@ struct PipelineSchedule {
   int micro_batches_per_direction = 1;
   std::vector<std::vector<ChunkTask>> per_rank;  // each rank's tasks in execution order
   // Per rank, its point-to-point batches in order, where the schedule's source posts and waits for
-  // them in a way recorded here (DualPipe, DualPipeV, 1F1B); empty for the others (interleaved
-  // 1F1B, ZB1P), whose sends leave as soon as their data is ready.
+  // them in a way recorded here (DualPipe, DualPipeV, 1F1B, interleaved 1F1B); empty for ZB1P,
+  // whose sends leave as soon as their data is ready.
   std::vector<std::vector<CommitBatch>> commits;
 
   // The rank that holds `stage` of `direction`.

@@ -1,5 +1,5 @@
 // Point-to-point batches (PipelineSchedule::commits): where dualpipe.py (DualPipe, DualPipeV) and
-// Megatron (1F1B) post each send and receive, against transcriptions of their programs; every
+// Megatron (1F1B, interleaved 1F1B) post each send and receive, against transcriptions of their programs; every
 // boundary pass posted once on each side, no receive after its reader and no send before its
 // maker; and the batches, run as rendezvous (a transfer moves once both sides reached their batch,
 // a rank's batches at one point one after the other), finishing.
@@ -114,31 +114,88 @@ TEST_CASE("schedule: GOLDEN 1F1B 3 ranks 4 micro-batches, Megatron's point-to-po
   CHECK(program(make_schedule({ScheduleKind::k1f1b, 3, 4})) == golden);
 }
 
-TEST_CASE("schedule: DualPipe, DualPipeV and 1F1B record point-to-point batches, ZB1P and interleaved do not") {
+// Each rank's tasks and batches with stages named ("F3.s2": forward of micro-batch 3 through model
+// stage 2; "sA3.s2": send its activations; "rG0.s1": receive the input gradient stage 1 made).
+std::vector<std::string> staged_program(const PipelineSchedule& s) {
+  const auto pass = [](char side, const PassRef& p) {
+    return std::string{side} + (p.pass == ChunkPass::kForward ? "A" : "G") + std::to_string(p.chunk.micro_batch) +
+           ".s" + std::to_string(p.chunk.stage);
+  };
+  std::vector<std::string> out;
+  for (int r = 0; r < s.ranks; ++r) {
+    std::string row;
+    const auto add = [&](const std::string& t) { row += (row.empty() ? "" : " ") + t; };
+    size_t next_batch = 0;
+    for (int k = 0; k <= static_cast<int>(s.per_rank[r].size()); ++k) {
+      for (; next_batch < s.commits[r].size() && s.commits[r][next_batch].before_task == k; ++next_batch) {
+        std::string b;
+        for (const PassRef& p : s.commits[r][next_batch].sends) b += (b.empty() ? "" : " ") + pass('s', p);
+        for (const PassRef& p : s.commits[r][next_batch].recvs) b += (b.empty() ? "" : " ") + pass('r', p);
+        add("[" + b + "]");
+      }
+      if (k == static_cast<int>(s.per_rank[r].size())) break;
+      const ChunkTask& t = s.per_rank[r][k];
+      add((t.kind == ChunkTask::kForward ? "F" : "B") + std::to_string(t.chunk.micro_batch) + ".s" +
+          std::to_string(t.chunk.stage));
+    }
+    out.push_back(row);
+  }
+  return out;
+}
+
+// Golden: Megatron-LM's forward_backward_pipelining_with_interleaving (megatron/core/
+// pipeline_parallel/schedules.py, no overlap_p2p_comm) for pp 2, 4 micro-batches, 2 model chunks:
+// its p2p calls with their recv_prev/recv_next flags, recorded by a mock of the loop (virtual
+// pipeline rank and all) stepped outside this code base, receives matched to the peer's sends in
+// order; the mock and the generator also agree on 105 sizes (pp 2 to 16, m up to 8 pp, v 2 to 4).
+// Rank 1's last virtual stage (s3) sends no activations, rank 0's first (s0) no gradients; stage
+// 1 to 2 wraps from rank 1 to rank 0.
+TEST_CASE("schedule: GOLDEN interleaved 1F1B 2 ranks 4 micro-batches 2 chunks, Megatron's point-to-point calls") {
+  const std::vector<std::string> golden = {
+      "F0.s0 [sA0.s0] F1.s0 [sA1.s0 rA0.s1] F0.s2 [sA0.s2 rA1.s1] F1.s2 [sA1.s2 rG0.s3] F2.s0 B0.s2 [sA2.s0 sG0.s2 "
+      "rG1.s3] F3.s0 B1.s2 [sA3.s0 sG1.s2 rA2.s1 rG0.s1] F2.s2 B0.s0 [sA2.s2 rA3.s1 rG1.s1] F3.s2 B1.s0 [sA3.s2 "
+      "rG2.s3] B2.s2 [sG2.s2 rG3.s3] B3.s2 [sG3.s2 rG2.s1] B2.s0 [rG3.s1] B3.s0",
+      "[rA0.s0] F0.s1 [sA0.s1 rA1.s0] F1.s1 [sA1.s1 rA0.s2] F0.s3 B0.s3 [sG0.s3 rA1.s2] F1.s3 B1.s3 [sG1.s3 rA2.s0 "
+      "rG0.s2] F2.s1 B0.s1 [sA2.s1 sG0.s1 rA3.s0 rG1.s2] F3.s1 B1.s1 [sA3.s1 sG1.s1 rA2.s2] F2.s3 B2.s3 [sG2.s3 "
+      "rA3.s2] F3.s3 B3.s3 [sG3.s3 rG2.s2] B2.s1 [sG2.s1 rG3.s2] B3.s1 [sG3.s1]",
+  };
+  CHECK(staged_program(make_schedule({ScheduleKind::kInterleaved1f1b, 2, 4, 2})) == golden);
+}
+
+TEST_CASE("schedule: DualPipe, DualPipeV, 1F1B and interleaved 1F1B record point-to-point batches, ZB1P does not") {
   CHECK(make_schedule({ScheduleKind::kZb1p, 4, 8}).commits.empty());
-  CHECK(make_schedule({ScheduleKind::kInterleaved1f1b, 2, 4, 2}).commits.empty());
+  CHECK(make_schedule({ScheduleKind::kInterleaved1f1b, 2, 4, 2}).commits.size() == 2);
   CHECK(make_schedule({ScheduleKind::k1f1b, 4, 8}).commits.size() == 4);
 }
 
 TEST_CASE("schedule: batches post every boundary pass once on each side and run as rendezvous") {
-  for (const auto& [kind, pp, m] : std::vector<std::tuple<ScheduleKind, int, int>>{{ScheduleKind::kDualPipe, 2, 4},
-                                                                                   {ScheduleKind::kDualPipe, 4, 8},
-                                                                                   {ScheduleKind::kDualPipe, 4, 14},
-                                                                                   {ScheduleKind::kDualPipe, 8, 16},
-                                                                                   {ScheduleKind::kDualPipe, 8, 20},
-                                                                                   {ScheduleKind::kDualPipe, 16, 32},
-                                                                                   {ScheduleKind::kDualPipe, 16, 120},
-                                                                                   {ScheduleKind::kDualPipeV, 4, 4},
-                                                                                   {ScheduleKind::kDualPipeV, 8, 10},
-                                                                                   {ScheduleKind::kDualPipeV, 16, 16},
-                                                                                   {ScheduleKind::kDualPipeV, 16, 60},
-                                                                                   {ScheduleKind::k1f1b, 1, 3},
-                                                                                   {ScheduleKind::k1f1b, 2, 1},
-                                                                                   {ScheduleKind::k1f1b, 4, 3},
-                                                                                   {ScheduleKind::k1f1b, 4, 8},
-                                                                                   {ScheduleKind::k1f1b, 16, 120}}) {
-    INFO(schedule_kind_name(kind) << ", pp " << pp << ", m " << m);
-    const PipelineSchedule s = make_schedule({kind, pp, m});
+  for (const auto& [kind, pp, m, v] :
+       std::vector<std::tuple<ScheduleKind, int, int, int>>{{ScheduleKind::kDualPipe, 2, 4, 1},
+                                                            {ScheduleKind::kDualPipe, 4, 8, 1},
+                                                            {ScheduleKind::kDualPipe, 4, 14, 1},
+                                                            {ScheduleKind::kDualPipe, 8, 16, 1},
+                                                            {ScheduleKind::kDualPipe, 8, 20, 1},
+                                                            {ScheduleKind::kDualPipe, 16, 32, 1},
+                                                            {ScheduleKind::kDualPipe, 16, 120, 1},
+                                                            {ScheduleKind::kDualPipeV, 4, 4, 1},
+                                                            {ScheduleKind::kDualPipeV, 8, 10, 1},
+                                                            {ScheduleKind::kDualPipeV, 16, 16, 1},
+                                                            {ScheduleKind::kDualPipeV, 16, 60, 1},
+                                                            {ScheduleKind::k1f1b, 1, 3, 1},
+                                                            {ScheduleKind::k1f1b, 2, 1, 1},
+                                                            {ScheduleKind::k1f1b, 4, 3, 1},
+                                                            {ScheduleKind::k1f1b, 4, 8, 1},
+                                                            {ScheduleKind::k1f1b, 16, 120, 1},
+                                                            {ScheduleKind::kInterleaved1f1b, 2, 2, 2},
+                                                            {ScheduleKind::kInterleaved1f1b, 2, 4, 2},
+                                                            {ScheduleKind::kInterleaved1f1b, 3, 3, 3},
+                                                            {ScheduleKind::kInterleaved1f1b, 4, 4, 2},
+                                                            {ScheduleKind::kInterleaved1f1b, 4, 8, 2},
+                                                            {ScheduleKind::kInterleaved1f1b, 4, 12, 3},
+                                                            {ScheduleKind::kInterleaved1f1b, 8, 32, 4},
+                                                            {ScheduleKind::kInterleaved1f1b, 16, 128, 2}}) {
+    INFO(schedule_kind_name(kind) << ", pp " << pp << ", m " << m << ", v " << v);
+    const PipelineSchedule s = make_schedule({kind, pp, m, v});
     std::map<PassRef, TaskRef> producer, consumer;  // consumer: the reader on another rank
     for (int r = 0; r < s.ranks; ++r)
       for (int k = 0; k < static_cast<int>(s.per_rank[r].size()); ++k)
@@ -206,7 +263,7 @@ TEST_CASE("schedule: batches post every boundary pass once on each side and run 
       // 1F1B rank that sends gradients back posts its last one after its last backward.
       const bool after_last =
           !s.commits[r].empty() && s.commits[r].back().before_task == static_cast<int>(s.per_rank[r].size());
-      CHECK(after_last == (kind == ScheduleKind::k1f1b && r > 0));
+      CHECK(after_last == ((kind == ScheduleKind::k1f1b || kind == ScheduleKind::kInterleaved1f1b) && r > 0));
     }
   }
 }

@@ -136,7 +136,7 @@ TEST_CASE("pipeline.p2p: batched NCCL sends wait for the receiver and hold the s
   // NCCL kernels (sms) a send moves once the receiver posted its receive, and the sender's next
   // task (or its optimizer step) waits for it. Our bench's cudaMemcpyPeerAsync copies
   // (copy_engine) need no receiver and hold no sender.
-  for (const std::string schedule : {"dualpipe", "dualpipev", "1f1b"})
+  for (const std::string schedule : {"dualpipe", "dualpipev", "1f1b", "interleaved"})
     for (const bool nccl : {true, false}) {
       INFO(schedule << ", " << (nccl ? "sms" : "copy_engine"));
       const Scenario sc = load_scenario_text(
@@ -163,9 +163,12 @@ TEST_CASE("pipeline.p2p: batched NCCL sends wait for the receiver and hold the s
       // DualPipe: 2 micro-batches per direction, each over the one boundary forward and back.
       // DualPipeV: 4 micro-batches over two boundaries (stage 0 to 1 and 2 to 3), each way; the
       // turn (stages 1 to 2) stays on rank 1. 1F1B: 4 micro-batches over one boundary, each way.
-      CHECK(sends == (schedule == "dualpipev" ? 4 * 2 * 2 : 2 * 2 * 2));
+      // Interleaved (2 virtual stages): 4 micro-batches over the three boundaries of 4 model
+      // stages, each way (stage 1 to 2 wraps from rank 1 back to rank 0).
+      CHECK(sends == (schedule == "dualpipev" ? 4 * 2 * 2 : schedule == "interleaved" ? 4 * 3 * 2 : 2 * 2 * 2));
       // Every send waits for its receiver, but where the receiver posts its receive before its
-      // first chunk (rank 1's micro-batch 0 in DualPipeV and 1F1B): nothing ran there to wait for.
+      // first chunk (rank 1's micro-batch 0 in DualPipeV, 1F1B and interleaved): nothing ran there
+      // to wait for.
       CHECK(wait_for_receiver == (nccl ? sends - (schedule == "dualpipe" ? 0 : 1) : 0));
       const RunResult r = run_scenario(sc, w);  // a deadlock would throw
       CHECK(pipeline_end(r) > cs::sim::Time());
