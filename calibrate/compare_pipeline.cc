@@ -36,7 +36,7 @@ std::string mismatch(const PipelineCase& c, const models::ModelWorkload& w) {
       m.attention.head_dim != c.model.head_dim || m.ffn.hidden != c.model.ffn_hidden)
     return "another model";
   if (w.seq_len != c.seq_len || w.micro_batch != c.micro_batch) return "another micro-batch";
-  if (models::stage_layers(w.layout, m, w.seq_len) != c.layers_per_stage) return "other layers per stage";
+  if (models::workload_stage_layers(w) != c.layers_per_stage) return "other layers per stage";
   return "";
 }
 

@@ -42,15 +42,13 @@ WorkloadSize model_workload_size(const ModelWorkload& mw) {
   } else {
     // Every stage's forward and backward once per micro-batch (and direction), plus the sends.
     const ScheduleParams& p = *mw.pipeline;
-    ParallelLayout sl = L;
-    sl.pp = p.kind == ScheduleKind::kInterleaved1f1b ? p.stages * p.virtual_stages : p.stages;
-    const std::vector<int> split = stage_layers(sl, mw.model, mw.seq_len);
-    for (int s = 0; s < sl.pp; ++s) {
+    const std::vector<int> split = workload_stage_layers(mw);
+    for (int s = 0; s < static_cast<int>(split.size()); ++s) {
       const auto part = sequence(stage_units(mw.model, split, s, c), true);
       seq.insert(seq.end(), part.begin(), part.end());
     }
     mbs = static_cast<uint64_t>(p.micro_batches);
-    stages = static_cast<uint64_t>(sl.pp);
+    stages = split.size();
   }
   const uint64_t gpus = static_cast<uint64_t>(L.tp) * static_cast<uint64_t>(mw.simulated_dp());
   WorkloadSize w;

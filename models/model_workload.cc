@@ -105,6 +105,12 @@ int partition_index(const ClusterConfig& c, const YamlNode& n) {
 
 int gpus_per_node(const ClusterConfig& c) { return c.fabric.kind == "switch" ? c.gpus : c.node.gpus; }
 
+std::vector<int> workload_stage_layers(const ModelWorkload& mw) {
+  ParallelLayout l = mw.layout;
+  if (mw.pipeline) l.pp = make_schedule(*mw.pipeline).model_stages;
+  return stage_layers(l, mw.model, mw.seq_len);
+}
+
 MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig&, int pp_rank) {
   MemoryInputs in;
   in.model = mw.model;
@@ -267,7 +273,7 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   s.tokens_per_micro_batch = mw.tokens_per_gpu();
   s.precision = mw.precision;
   s.schedule = mw.schedule;
-  s.placement = explain_placement(l, mw.model, gpus_per_node(c));
+  s.placement = explain_placement(l, mw.model, gpus_per_node(c), workload_stage_layers(mw));
   const MemoryBreakdown m = worst_rank_memory(memory_inputs(mw, c, 0), c.gpu);
   s.worst_pp_rank = m.pp_rank;
   const std::pair<MemoryCategory, const char*> cats[] = {{MemoryCategory::kWeights, "weights"},

@@ -90,6 +90,10 @@ ModelWorkload parse_model_workload(const hw::YamlMap& w, const ClusterConfig& cl
 // GPUs per node as the layout sees them (a single switch is one node).
 int gpus_per_node(const ClusterConfig& c);
 
+// Layers per model stage as the workload runs them: stage_layers over its pipeline schedule's
+// model stages (pp x v interleaved, 2 x pp DualPipeV), or the layout's pp without a pipeline, at
+// its sequence length.
+std::vector<int> workload_stage_layers(const ModelWorkload& mw);
 // The memory inputs of the workload for one pipeline rank.
 MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig& c, int pp_rank);
 

@@ -165,7 +165,8 @@ std::string layout_text(const ParallelLayout& l) {
          ", ep " + s(l.ep) + (l.zero_stage == 1 ? ", ZeRO-1" : ", no ZeRO");
 }
 
-std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node) {
+std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node,
+                                           const std::vector<int>& given_split) {
   const auto s = [](int v) { return std::to_string(v); };
   const auto nodes = [&](int gpus) { return std::max(1, gpus / gpus_per_node); };
   std::vector<std::string> out;
@@ -196,11 +197,11 @@ std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelS
                   " node(s) (GPUs " + range(0, group_gpus) + " for the first), " + s(m.moe->routed_experts / l.ep) +
                   " routed experts per GPU per MoE layer; " + s(l.expert_dp()) + " EP group(s) per stage replicate the experts");
   }
-  const std::vector<int> split = stage_layers(l, m);
+  const std::vector<int> split = given_split.empty() ? stage_layers(l, m) : given_split;
   std::string layers = std::string(l.layers_per_stage.empty() ? "layers per stage (forward FLOPs balanced):" : "layers per stage:");
   for (int n : split) layers.append(" ").append(s(n));  // append: g++ 12 warns falsely on " " + s(n)
   layers += " (embedding on stage 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on stage " +
-            s(l.pp - 1) + ")";
+            s(static_cast<int>(split.size()) - 1) + ")";
   out.push_back(layers);
   out.push_back("data parallel: " + s(l.replicas()) + " replicas of the dense parameters" +
                 (l.cp > 1 ? " (" + s(l.dp) + " batch shards x " + s(l.cp) + " CP ranks)" : std::string()) +

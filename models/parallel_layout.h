@@ -65,6 +65,9 @@ int first_layer_of_stage(const std::vector<int>& split, int stage);
 std::string layout_text(const ParallelLayout& l);
 
 // A few lines saying where the ranks sit, e.g. "EP group: 64 GPUs on 8 nodes (GPUs 0-63)".
-std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node);
+// `split`: the layers per model stage the run uses (workload_stage_layers: over pp x v stages for
+// interleaved 1F1B, at the run's sequence length); empty: stage_layers(l, m).
+std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node,
+                                           const std::vector<int>& split = {});
 
 }  // namespace cs::models

@@ -144,9 +144,7 @@ std::vector<std::vector<LayerOp>> joined(const StageOps::Part& a, const StageOps
 OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig& cl) {
   const ParallelLayout& L = mw.layout;
   const PipelineSchedule sched = make_schedule(*mw.pipeline);
-  ParallelLayout stages_layout = L;
-  stages_layout.pp = sched.model_stages;
-  const std::vector<int> split = stage_layers(stages_layout, mw.model, mw.seq_len);
+  const std::vector<int> split = workload_stage_layers(mw);
 
   // Contexts per EP rank: expert rows differ only when routing is skewed.
   const int gpn = gpus_per_node(cl);

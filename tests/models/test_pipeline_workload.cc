@@ -95,6 +95,25 @@ TEST_CASE("pipeline workload: every schedule runs the whole step, with sends at 
   CHECK(optimizer_ms[2] > 1.5 * optimizer_ms[0]);
 }
 
+TEST_CASE("pipeline workload: the placement shows the split the run uses, over every model stage",
+          "[pipeline_workload]") {
+  // Interleaved 1F1B with 2 virtual stages on pp 4: 8 model stages, the head on stage 7; the
+  // graph, the memory model and the printed split are one split.
+  const Scenario sc =
+      load_scenario_text(scenario("{schedule: interleaved, micro_batches: 8, virtual_stages: 2}"), "p.yaml");
+  const std::vector<int> split = workload_stage_layers(*sc.model);
+  ParallelLayout eight = sc.model->layout;
+  eight.pp = 8;
+  CHECK(split == stage_layers(eight, sc.model->model, sc.model->seq_len));
+  const ModelRunSummary s = summarize_model_workload(*sc.model, sc.cluster);
+  std::string line;
+  for (const std::string& l : s.placement)
+    if (l.rfind("layers per stage", 0) == 0) line = l;
+  std::string want = "layers per stage (forward FLOPs balanced):";
+  for (int n : split) want += " " + std::to_string(n);
+  CHECK(line == want + " (embedding on stage 0; final norm, head on stage 7)");
+}
+
 TEST_CASE("pipeline workload: sizes and keys are checked", "[pipeline_workload]") {
   CHECK(error_of(scenario("{schedule: dualpipe, micro_batches: 6}")).find("p.yaml:18:13: ") == 0);
   CHECK(error_of(scenario("{schedule: dualpipe, micro_batches: 6}")).find("at least twice as many micro-batches as stages") != std::string::npos);
