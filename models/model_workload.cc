@@ -107,7 +107,8 @@ int gpus_per_node(const ClusterConfig& c) { return c.fabric.kind == "switch" ? c
 
 std::vector<int> workload_stage_layers(const ModelWorkload& mw) {
   ParallelLayout l = mw.layout;
-  if (mw.pipeline) l.pp = make_schedule(*mw.pipeline).model_stages;
+  // PipelineSchedule::model_stages, without generating the schedule.
+  if (mw.pipeline) l.pp = mw.pipeline->stages * mw.pipeline->virtual_stages;
   return stage_layers(l, mw.model, mw.seq_len);
 }
 

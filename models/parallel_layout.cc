@@ -198,10 +198,16 @@ std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelS
                   " routed experts per GPU per MoE layer; " + s(l.expert_dp()) + " EP group(s) per stage replicate the experts");
   }
   const std::vector<int> split = given_split.empty() ? stage_layers(l, m) : given_split;
-  std::string layers = std::string(l.layers_per_stage.empty() ? "layers per stage (forward FLOPs balanced):" : "layers per stage:");
+  // Where the schedule makes more model stages than ranks (interleaved 1F1B, DualPipeV), the line
+  // numbers model stages, apart from the ranks' "pipeline stage" above.
+  const std::string stage = static_cast<int>(split.size()) == l.pp ? "stage" : "model stage";
+  std::string layers = "layers per " + stage + (l.layers_per_stage.empty() ? " (forward FLOPs balanced):" : ":");
   for (int n : split) layers.append(" ").append(s(n));  // append: g++ 12 warns falsely on " " + s(n)
-  layers += " (embedding on stage 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on stage " +
-            s(static_cast<int>(split.size()) - 1) + ")";
+  layers +=
+      " (embedding on " + stage + " 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on " +
+      stage + " " + s(static_cast<int>(split.size()) - 1) +
+      (stage == "stage" ? std::string() : ", of " + s(static_cast<int>(split.size())) + " over " + s(l.pp) + " ranks") +
+      ")";
   out.push_back(layers);
   out.push_back("data parallel: " + s(l.replicas()) + " replicas of the dense parameters" +
                 (l.cp > 1 ? " (" + s(l.dp) + " batch shards x " + s(l.cp) + " CP ranks)" : std::string()) +

@@ -3,8 +3,9 @@
 // kernels move them (p2p: sms).
 //
 // dualpipe.py posts each batch with dist.batch_isend_irecv when the rank reaches it and waits for
-// every request before the next chunk computes (req.wait()); Megatron's 1F1B does the same per
-// call (send_forward_recv_backward and the like), one call after the other. PyTorch makes the NCCL
+// every request before the next chunk computes (req.wait()); Megatron's 1F1B and interleaved 1F1B
+// do the same per call (send_forward_recv_backward, send_forward_backward_recv_forward_backward and
+// the like), one call after the other. PyTorch makes the NCCL
 // stream wait for the compute stream at the call, so a batch is posted once everything the rank
 // ran before it has finished, and once the rank's earlier batches at that point have. NCCL's send
 // cannot finish before the receiver takes the data: a boundary activation (tens of MB) is many

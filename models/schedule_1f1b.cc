@@ -75,16 +75,23 @@ RankOrders one_f_one_b(int pp, int m, std::vector<std::vector<CommitBatch>>* com
 // c = 0..v-1, chunk c being model stage c*pp + r. Micro-batches go through in groups of pp: the
 // k-th forward a rank runs is micro-batch (k / (pp v)) pp + k mod pp on chunk (k / pp) mod v; the
 // k-th backward the same micro-batch on chunk v-1-((k / pp) mod v). Warm-up: (pp-r-1)*2 +
-// (v-1)*pp forwards, or all of them when m == pp (Megatron's special case), then 1F1B.
-// With `commits`, its point-to-point calls without overlap_p2p_comm (the default), each one batch:
+// (v-1)*pp forwards, or all of them when m == pp, then 1F1B: the loop as Megatron-Core had it
+// before microbatch_group_size_per_vp_stage (m a multiple of pp; newer releases make only the ranks
+// whose warm-up covers every forward all-warm-up, and take any m).
+// With `commits`, its point-to-point calls with batch_p2p_comm and no overlap_p2p_comm (the
+// training script's --no-overlap-p2p-communication; its default overlaps, through other calls
+// not recorded here), each one batch:
 // recv_forward before the first forward; after each warm-up forward send_forward_recv_forward (the
 // last one, unless every forward is warm-up, send_forward_backward_recv_forward_backward, which
 // also receives the first gradient); after each steady forward-and-backward one
 // send_forward_backward_recv_forward_backward; recv_backward before the cool-down when every
 // forward was warm-up; after each cool-down backward send_backward_recv_backward. Its recv_prev and
 // recv_next flags say which calls receive; stage boundaries wrap from rank pp-1 to rank 0. What a
-// receive gets is the peer's next send to this rank of that kind (NCCL matches a pair's operations
-// in order), so the passes are matched to the receives by order.
+// receive gets is the peer's next send to this rank (NCCL matches a pair's operations in order);
+// with pp > 2 a pair of ranks exchanges one kind each way, so the passes are matched to the
+// receives by order per kind. At pp 2 (which Megatron refuses without overlap: both neighbours
+// are one rank, and NCCL would pair a batch's gradient with its activation) the matching by kind
+// keeps each tensor's identity; the batches pair the same either way.
 RankOrders interleaved_1f1b(int pp, int m, int v, std::vector<std::vector<CommitBatch>>* commits) {
   const int total = m * v;
   const auto mb = [&](int k) { return (k / (pp * v)) * pp + k % pp; };
@@ -149,7 +156,10 @@ RankOrders interleaved_1f1b(int pp, int m, int v, std::vector<std::vector<Commit
       const int fk = k + warmup;
       f(fk);
       b(k);
-      // The first rank runs pp-1 iterations ahead of the last, which sends what it receives.
+      // Megatron: the first stage is pp-1 iterations ahead of the last, so the activations it
+      // receives now are what the last rank's forward of iteration fk-(pp-1) sent (none from its
+      // last chunk); the last rank, as far ahead of the first in the backward, receives the
+      // gradient of the first rank's backward of iteration k-(pp-1) (none from its first chunk).
       bool recv_prev = first_rank ? chunk(fk - (pp - 1), true) != v - 1 : true;
       const bool recv_next = last_rank ? chunk(k - (pp - 1), false) != 0 : true;
       if (k == remaining - 1) recv_prev = false;

@@ -143,23 +143,34 @@ std::vector<std::string> staged_program(const PipelineSchedule& s) {
   return out;
 }
 
-// Golden: Megatron-LM's forward_backward_pipelining_with_interleaving (megatron/core/
-// pipeline_parallel/schedules.py, no overlap_p2p_comm) for pp 2, 4 micro-batches, 2 model chunks:
-// its p2p calls with their recv_prev/recv_next flags, recorded by a mock of the loop (virtual
-// pipeline rank and all) stepped outside this code base, receives matched to the peer's sends in
-// order; the mock and the generator also agree on 105 sizes (pp 2 to 16, m up to 8 pp, v 2 to 4).
-// Rank 1's last virtual stage (s3) sends no activations, rank 0's first (s0) no gradients; stage
-// 1 to 2 wraps from rank 1 to rank 0.
-TEST_CASE("schedule: GOLDEN interleaved 1F1B 2 ranks 4 micro-batches 2 chunks, Megatron's point-to-point calls") {
+// Golden: Megatron-Core's forward_backward_pipelining_with_interleaving (megatron/core/
+// pipeline_parallel/schedules.py, before microbatch_group_size_per_vp_stage; batch_p2p_comm, no
+// overlap_p2p_comm) for pp 3, 6 micro-batches, 2 model chunks: its p2p calls with their
+// recv_prev/recv_next flags, recorded by a mock of the loop (virtual pipeline rank and all)
+// stepped outside this code base, receives matched to the peer's sends in order; the mock and the
+// generator also agree on 105 sizes (pp 2 to 16, m up to 8 pp, v 2 to 4). Rank 2's last virtual
+// stage (s5) sends no activations, rank 0's first (s0) no gradients; stage 2 to 3 wraps from
+// rank 2 to rank 0.
+TEST_CASE("schedule: GOLDEN interleaved 1F1B 3 ranks 6 micro-batches 2 chunks, Megatron's point-to-point calls") {
   const std::vector<std::string> golden = {
-      "F0.s0 [sA0.s0] F1.s0 [sA1.s0 rA0.s1] F0.s2 [sA0.s2 rA1.s1] F1.s2 [sA1.s2 rG0.s3] F2.s0 B0.s2 [sA2.s0 sG0.s2 "
-      "rG1.s3] F3.s0 B1.s2 [sA3.s0 sG1.s2 rA2.s1 rG0.s1] F2.s2 B0.s0 [sA2.s2 rA3.s1 rG1.s1] F3.s2 B1.s0 [sA3.s2 "
-      "rG2.s3] B2.s2 [sG2.s2 rG3.s3] B3.s2 [sG3.s2 rG2.s1] B2.s0 [rG3.s1] B3.s0",
-      "[rA0.s0] F0.s1 [sA0.s1 rA1.s0] F1.s1 [sA1.s1 rA0.s2] F0.s3 B0.s3 [sG0.s3 rA1.s2] F1.s3 B1.s3 [sG1.s3 rA2.s0 "
-      "rG0.s2] F2.s1 B0.s1 [sA2.s1 sG0.s1 rA3.s0 rG1.s2] F3.s1 B1.s1 [sA3.s1 sG1.s1 rA2.s2] F2.s3 B2.s3 [sG2.s3 "
-      "rA3.s2] F3.s3 B3.s3 [sG3.s3 rG2.s2] B2.s1 [sG2.s1 rG3.s2] B3.s1 [sG3.s1]",
+      "F0.s0 [sA0.s0] F1.s0 [sA1.s0] F2.s0 [sA2.s0 rA0.s2] F0.s3 [sA0.s3 rA1.s2] F1.s3 [sA1.s3 rA2.s2] "
+      "F2.s3 [sA2.s3] F3.s0 [sA3.s0 rG0.s4] F4.s0 B0.s3 [sA4.s0 sG0.s3 rG1.s4] F5.s0 B1.s3 [sA5.s0 sG1.s3 "
+      "rA3.s2 rG2.s4] F3.s3 B2.s3 [sA3.s3 sG2.s3 rA4.s2 rG0.s1] F4.s3 B0.s0 [sA4.s3 rA5.s2 rG1.s1] F5.s3 "
+      "B1.s0 [sA5.s3 rG2.s1] B2.s0 [rG3.s4] B3.s3 [sG3.s3 rG4.s4] B4.s3 [sG4.s3 rG5.s4] B5.s3 [sG5.s3 "
+      "rG3.s1] B3.s0 [rG4.s1] B4.s0 [rG5.s1] B5.s0",
+      "[rA0.s0] F0.s1 [sA0.s1 rA1.s0] F1.s1 [sA1.s1 rA2.s0] F2.s1 [sA2.s1 rA0.s3] F0.s4 [sA0.s4 rA1.s3] "
+      "F1.s4 [sA1.s4 rA2.s3 rG0.s5] F2.s4 B0.s4 [sA2.s4 sG0.s4 rA3.s0 rG1.s5] F3.s1 B1.s4 [sA3.s1 sG1.s4 "
+      "rA4.s0 rG2.s5] F4.s1 B2.s4 [sA4.s1 sG2.s4 rA5.s0 rG0.s2] F5.s1 B0.s1 [sA5.s1 sG0.s1 rA3.s3 rG1.s2] "
+      "F3.s4 B1.s1 [sA3.s4 sG1.s1 rA4.s3 rG2.s2] F4.s4 B2.s1 [sA4.s4 sG2.s1 rA5.s3 rG3.s5] F5.s4 B3.s4 "
+      "[sA5.s4 sG3.s4 rG4.s5] B4.s4 [sG4.s4 rG5.s5] B5.s4 [sG5.s4 rG3.s2] B3.s1 [sG3.s1 rG4.s2] B4.s1 "
+      "[sG4.s1 rG5.s2] B5.s1 [sG5.s1]",
+      "[rA0.s1] F0.s2 [sA0.s2 rA1.s1] F1.s2 [sA1.s2 rA2.s1] F2.s2 [sA2.s2 rA0.s4] F0.s5 B0.s5 [sG0.s5 "
+      "rA1.s4] F1.s5 B1.s5 [sG1.s5 rA2.s4] F2.s5 B2.s5 [sG2.s5 rA3.s1 rG0.s3] F3.s2 B0.s2 [sA3.s2 sG0.s2 "
+      "rA4.s1 rG1.s3] F4.s2 B1.s2 [sA4.s2 sG1.s2 rA5.s1 rG2.s3] F5.s2 B2.s2 [sA5.s2 sG2.s2 rA3.s4] F3.s5 "
+      "B3.s5 [sG3.s5 rA4.s4] F4.s5 B4.s5 [sG4.s5 rA5.s4] F5.s5 B5.s5 [sG5.s5 rG3.s3] B3.s2 [sG3.s2 rG4.s3] "
+      "B4.s2 [sG4.s2 rG5.s3] B5.s2 [sG5.s2]",
   };
-  CHECK(staged_program(make_schedule({ScheduleKind::kInterleaved1f1b, 2, 4, 2})) == golden);
+  CHECK(staged_program(make_schedule({ScheduleKind::kInterleaved1f1b, 3, 6, 2})) == golden);
 }
 
 TEST_CASE("schedule: DualPipe, DualPipeV, 1F1B and interleaved 1F1B record point-to-point batches, ZB1P does not") {

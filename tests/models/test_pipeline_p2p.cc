@@ -164,7 +164,8 @@ TEST_CASE("pipeline.p2p: batched NCCL sends wait for the receiver and hold the s
       // DualPipeV: 4 micro-batches over two boundaries (stage 0 to 1 and 2 to 3), each way; the
       // turn (stages 1 to 2) stays on rank 1. 1F1B: 4 micro-batches over one boundary, each way.
       // Interleaved (2 virtual stages): 4 micro-batches over the three boundaries of 4 model
-      // stages, each way (stage 1 to 2 wraps from rank 1 back to rank 0).
+      // stages, each way (stage 1 to 2 wraps from rank 1 back to rank 0; Megatron itself refuses
+      // interleaving on 2 ranks without overlap, the rendezvous runs it all the same).
       CHECK(sends == (schedule == "dualpipev" ? 4 * 2 * 2 : schedule == "interleaved" ? 4 * 3 * 2 : 2 * 2 * 2));
       // Every send waits for its receiver, but where the receiver posts its receive before its
       // first chunk (rank 1's micro-batch 0 in DualPipeV, 1F1B and interleaved): nothing ran there

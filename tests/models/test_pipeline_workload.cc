@@ -97,21 +97,29 @@ TEST_CASE("pipeline workload: every schedule runs the whole step, with sends at 
 
 TEST_CASE("pipeline workload: the placement shows the split the run uses, over every model stage",
           "[pipeline_workload]") {
-  // Interleaved 1F1B with 2 virtual stages on pp 4: 8 model stages, the head on stage 7; the
-  // graph, the memory model and the printed split are one split.
-  const Scenario sc =
-      load_scenario_text(scenario("{schedule: interleaved, micro_batches: 8, virtual_stages: 2}"), "p.yaml");
-  const std::vector<int> split = workload_stage_layers(*sc.model);
-  ParallelLayout eight = sc.model->layout;
-  eight.pp = 8;
-  CHECK(split == stage_layers(eight, sc.model->model, sc.model->seq_len));
-  const ModelRunSummary s = summarize_model_workload(*sc.model, sc.cluster);
+  // Interleaved 1F1B with 2 virtual stages and DualPipeV both make 8 model stages of pp 4: the
+  // split is over 8 (8 layers, one each), and the line numbers model stages, apart from the ranks'
+  // "pipeline stage". It printed pp stages before, at 4096 tokens whatever the run's length.
+  for (const std::string pipeline :
+       {"{schedule: interleaved, micro_batches: 8, virtual_stages: 2}", "{schedule: dualpipev, micro_batches: 8}"}) {
+    INFO(pipeline);
+    const Scenario sc = load_scenario_text(scenario(pipeline), "p.yaml");
+    CHECK(workload_stage_layers(*sc.model) == std::vector<int>(8, 1));
+    const ModelRunSummary s = summarize_model_workload(*sc.model, sc.cluster);
+    std::string line;
+    for (const std::string& l : s.placement)
+      if (l.rfind("layers per", 0) == 0) line = l;
+    CHECK(line ==
+          "layers per model stage (forward FLOPs balanced): 1 1 1 1 1 1 1 1 (embedding on model stage 0; final norm, "
+          "head on model stage 7, of 8 over 4 ranks)");
+  }
+  // One stage per rank keeps the line as it was.
+  const Scenario one = load_scenario_text(scenario("{schedule: 1f1b, micro_batches: 8}"), "p.yaml");
   std::string line;
-  for (const std::string& l : s.placement)
-    if (l.rfind("layers per stage", 0) == 0) line = l;
-  std::string want = "layers per stage (forward FLOPs balanced):";
-  for (int n : split) want += " " + std::to_string(n);
-  CHECK(line == want + " (embedding on stage 0; final norm, head on stage 7)");
+  for (const std::string& l : summarize_model_workload(*one.model, one.cluster).placement)
+    if (l.rfind("layers per", 0) == 0) line = l;
+  CHECK(line ==
+        "layers per stage (forward FLOPs balanced): 1 3 3 1 (embedding on stage 0; final norm, head on stage 3)");
 }
 
 TEST_CASE("pipeline workload: sizes and keys are checked", "[pipeline_workload]") {
