@@ -32,8 +32,20 @@ std::string pass_token(const PipelineSchedule& s, char side, const PassRef& p) {
          (second ? "'" : "");
 }
 
-// Each rank's tasks with its batches in brackets before the task they precede.
-std::vector<std::string> program(const PipelineSchedule& s) {
+// Each rank's tasks with its batches in brackets before the task they precede; `staged` names
+// stages instead ("F3.s2": forward of micro-batch 3 through model stage 2; "sA3.s2": send its
+// activations; "rG0.s1": receive the input gradient stage 1 made).
+std::vector<std::string> program(const PipelineSchedule& s, bool staged = false) {
+  const auto pass = [&](char side, const PassRef& p) {
+    if (!staged) return pass_token(s, side, p);
+    return std::string{side} + (p.pass == ChunkPass::kForward ? "A" : "G") + std::to_string(p.chunk.micro_batch) +
+           ".s" + std::to_string(p.chunk.stage);
+  };
+  const auto task = [&](const ChunkTask& t) {
+    if (!staged) return task_token(s, t);
+    return (t.kind == ChunkTask::kForward ? "F" : "B") + std::to_string(t.chunk.micro_batch) + ".s" +
+           std::to_string(t.chunk.stage);
+  };
   std::vector<std::string> out;
   for (int r = 0; r < s.ranks; ++r) {
     std::string row;
@@ -43,11 +55,11 @@ std::vector<std::string> program(const PipelineSchedule& s) {
       for (; next_batch < s.commits[r].size() && s.commits[r][next_batch].before_task == k; ++next_batch) {
         const CommitBatch& batch = s.commits[r][next_batch];
         std::string b;
-        for (const PassRef& p : batch.sends) b += (b.empty() ? "" : " ") + pass_token(s, 's', p);
-        for (const PassRef& p : batch.recvs) b += (b.empty() ? "" : " ") + pass_token(s, 'r', p);
+        for (const PassRef& p : batch.sends) b += (b.empty() ? "" : " ") + pass('s', p);
+        for (const PassRef& p : batch.recvs) b += (b.empty() ? "" : " ") + pass('r', p);
         add("[" + b + "]");
       }
-      if (k < static_cast<int>(s.per_rank[r].size())) add(task_token(s, s.per_rank[r][k]));
+      if (k < static_cast<int>(s.per_rank[r].size())) add(task(s.per_rank[r][k]));
     }
     CHECK(next_batch == s.commits[r].size());  // every batch in task order
     out.push_back(row);
@@ -114,35 +126,6 @@ TEST_CASE("schedule: GOLDEN 1F1B 3 ranks 4 micro-batches, Megatron's point-to-po
   CHECK(program(make_schedule({ScheduleKind::k1f1b, 3, 4})) == golden);
 }
 
-// Each rank's tasks and batches with stages named ("F3.s2": forward of micro-batch 3 through model
-// stage 2; "sA3.s2": send its activations; "rG0.s1": receive the input gradient stage 1 made).
-std::vector<std::string> staged_program(const PipelineSchedule& s) {
-  const auto pass = [](char side, const PassRef& p) {
-    return std::string{side} + (p.pass == ChunkPass::kForward ? "A" : "G") + std::to_string(p.chunk.micro_batch) +
-           ".s" + std::to_string(p.chunk.stage);
-  };
-  std::vector<std::string> out;
-  for (int r = 0; r < s.ranks; ++r) {
-    std::string row;
-    const auto add = [&](const std::string& t) { row += (row.empty() ? "" : " ") + t; };
-    size_t next_batch = 0;
-    for (int k = 0; k <= static_cast<int>(s.per_rank[r].size()); ++k) {
-      for (; next_batch < s.commits[r].size() && s.commits[r][next_batch].before_task == k; ++next_batch) {
-        std::string b;
-        for (const PassRef& p : s.commits[r][next_batch].sends) b += (b.empty() ? "" : " ") + pass('s', p);
-        for (const PassRef& p : s.commits[r][next_batch].recvs) b += (b.empty() ? "" : " ") + pass('r', p);
-        add("[" + b + "]");
-      }
-      if (k == static_cast<int>(s.per_rank[r].size())) break;
-      const ChunkTask& t = s.per_rank[r][k];
-      add((t.kind == ChunkTask::kForward ? "F" : "B") + std::to_string(t.chunk.micro_batch) + ".s" +
-          std::to_string(t.chunk.stage));
-    }
-    out.push_back(row);
-  }
-  return out;
-}
-
 // Golden: Megatron-Core's forward_backward_pipelining_with_interleaving (megatron/core/
 // pipeline_parallel/schedules.py, before microbatch_group_size_per_vp_stage; batch_p2p_comm, no
 // overlap_p2p_comm) for pp 3, 6 micro-batches, 2 model chunks: its p2p calls with their
@@ -170,7 +153,7 @@ TEST_CASE("schedule: GOLDEN interleaved 1F1B 3 ranks 6 micro-batches 2 chunks, M
       "B3.s5 [sG3.s5 rA4.s4] F4.s5 B4.s5 [sG4.s5 rA5.s4] F5.s5 B5.s5 [sG5.s5 rG3.s3] B3.s2 [sG3.s2 rG4.s3] "
       "B4.s2 [sG4.s2 rG5.s3] B5.s2 [sG5.s2]",
   };
-  CHECK(staged_program(make_schedule({ScheduleKind::kInterleaved1f1b, 3, 6, 2})) == golden);
+  CHECK(program(make_schedule({ScheduleKind::kInterleaved1f1b, 3, 6, 2}), true) == golden);
 }
 
 TEST_CASE("schedule: DualPipe, DualPipeV, 1F1B and interleaved 1F1B record point-to-point batches, ZB1P does not") {

@@ -37,6 +37,13 @@ workload:
   pipeline: )" + pipeline + "\n";
 }
 
+// The same on 4 GPUs with two data-parallel replicas (GPUs 0 and 1 rank 0, 2 and 3 rank 1).
+std::string two_replicas(std::string text) {
+  text.replace(text.find("gpus: 2"), 7, "gpus: 4");
+  text.replace(text.find("dp: 1"), 5, "dp: 2");
+  return text;
+}
+
 const std::string kCopyEngine = "{schedule: 1f1b, micro_batches: 4, p2p: copy_engine}";
 const std::string kSms = "{schedule: 1f1b, micro_batches: 4, p2p: sms}";
 
@@ -181,10 +188,8 @@ TEST_CASE("pipeline.p2p: with two data-parallel replicas each rendezvous pairs a
   // pp 2 x dp 2 on 4 GPUs, every GPU simulated: rank 0 is GPUs 0 and 1, rank 1 GPUs 2 and 3
   // (dp before pp); replica d's boundary runs between GPUs d and 2 + d, and its rendezvous waits
   // on those two GPUs only.
-  std::string text = dense("{compute: 112, comm: 20}", "{schedule: dualpipe, micro_batches: 4, p2p: sms}");
-  text.replace(text.find("gpus: 2"), 7, "gpus: 4");
-  text.replace(text.find("dp: 1"), 5, "dp: 2");
-  const Scenario sc = load_scenario_text(text, "p.yaml");
+  const Scenario sc = load_scenario_text(
+      two_replicas(dense("{compute: 112, comm: 20}", "{schedule: dualpipe, micro_batches: 4, p2p: sms}")), "p.yaml");
   REQUIRE(sc.model->simulated_dp() == 2);
   const OpWorkload w = build_op_workload(sc);
   const cs::sim::OpGraph& g = w.graph;
@@ -239,10 +244,7 @@ TEST_CASE("pipeline.p2p: a 1F1B rank's last gradient send holds its gradient red
   // Megatron's last send_backward comes after the rank's last backward; with two replicas the
   // reduce-scatter of rank 1's gradients waits for that transfer (RankStreams::after), not only for
   // the rank's compute and all-to-all streams.
-  std::string text = dense("{compute: 112, comm: 20}", kSms);
-  text.replace(text.find("gpus: 2"), 7, "gpus: 4");
-  text.replace(text.find("dp: 1"), 5, "dp: 2");
-  const Scenario sc = load_scenario_text(text, "p.yaml");
+  const Scenario sc = load_scenario_text(two_replicas(dense("{compute: 112, comm: 20}", kSms)), "p.yaml");
   REQUIRE(sc.model->simulated_dp() == 2);
   const OpWorkload w = build_op_workload(sc);
   const cs::sim::OpGraph& g = w.graph;
