@@ -74,6 +74,16 @@ nlohmann::json schedule_json(const models::PipelineSchedule& s) {
   }
   j["rank_stages"] = std::move(held);
   j["tasks"] = std::move(tasks);
+  nlohmann::json batches = nlohmann::json::array();
+  for (int r = 0; r < s.ranks; ++r) {
+    nlohmann::json list = nlohmann::json::array();
+    if (static_cast<size_t>(r) < s.commits.size())
+      for (const models::CommitBatch& b : s.commits[static_cast<size_t>(r)])
+        list.push_back(
+            {{"before_task", b.before_task}, {"sends", passes_json(b.sends)}, {"recvs", passes_json(b.recvs)}});
+    batches.push_back(std::move(list));
+  }
+  j["batches"] = std::move(batches);
   return j;
 }
 

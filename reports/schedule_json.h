@@ -16,9 +16,14 @@ namespace cs::reports {
 //  "rank_stages": [[{"stage", "direction"}, ...] per rank],
 //  "tasks": [[{"token", "kind", "chunk": {"micro_batch", "stage", "direction"}, "bwd" (kind
 //             "forward_backward" only), "needs": [{"pass", "micro_batch", "stage", "direction"}],
-//             "provides": [...]}, ...] per rank]}
+//             "provides": [...]}, ...] per rank],
+//  "batches": [[{"before_task", "sends": [...], "recvs": [...]}, ...] per rank]}
 // kind: forward | backward | backward_input | backward_weight | forward_backward;
 // pass: forward | input_grad | weight_grad.
+// "batches" are the point-to-point batches the schedule's source posts (PipelineSchedule::commits:
+// one dist.batch_isend_irecv or p2p call each, waited for before the task at index "before_task",
+// or after the rank's last task when it equals the task count), in order; every rank's list is
+// empty for schedules that record none (ZB1P).
 nlohmann::json schedule_json(const models::PipelineSchedule& s);
 
 }  // namespace cs::reports

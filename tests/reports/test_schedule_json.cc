@@ -93,4 +93,26 @@ TEST_CASE("a DualPipe pair in JSON carries both halves and both halves' needs", 
   CHECK(pairs == 10);  // 5 a rank, as `clustersim schedule show dualpipe --stages 2 --microbatches 8` draws
 }
 
+TEST_CASE("a schedule in JSON lists each rank's point-to-point batches where its source posts them",
+          "[reports][schedule]") {
+  // 1F1B on 3 ranks, 4 micro-batches: Megatron's calls (tests/models/test_pipeline_batches.cc's
+  // golden). Rank 1 first receives micro-batch 0's activations before its first task, and last
+  // sends micro-batch 3's input gradient after its last one.
+  const cs::models::PipelineSchedule s = cs::models::make_schedule({ScheduleKind::k1f1b, 3, 4, 1});
+  const nlohmann::json j = cs::reports::schedule_json(s);
+  REQUIRE(j.at("batches").size() == 3u);
+  for (int r = 0; r < 3; ++r) CHECK(j.at("batches")[r].size() == s.commits[r].size());
+  const auto& rank1 = j.at("batches")[1];
+  CHECK(rank1.front().at("before_task") == 0);
+  CHECK(rank1.front().at("sends").empty());
+  CHECK(rank1.front().at("recvs") ==
+        nlohmann::json::parse(R"([{"pass": "forward", "micro_batch": 0, "stage": 0, "direction": 0}])"));
+  CHECK(rank1.back().at("before_task") == s.per_rank[1].size());
+  CHECK(rank1.back().at("sends") ==
+        nlohmann::json::parse(R"([{"pass": "input_grad", "micro_batch": 3, "stage": 1, "direction": 0}])"));
+  // A schedule that records none still lists every rank, each empty.
+  const nlohmann::json zb = cs::reports::schedule_json(cs::models::make_schedule({ScheduleKind::kZb1p, 2, 4, 1}));
+  CHECK(zb.at("batches") == nlohmann::json::parse("[[], []]"));
+}
+
 }  // namespace CS_TEST_FILE
