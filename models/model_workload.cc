@@ -4,6 +4,7 @@
 
 #include "models/model_zoo.h"
 #include "models/moe_routing.h"
+#include "models/rank_split.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
 
@@ -106,16 +107,21 @@ int partition_index(const ClusterConfig& c, const YamlNode& n) {
 int gpus_per_node(const ClusterConfig& c) { return c.fabric.kind == "switch" ? c.gpus : c.node.gpus; }
 
 std::vector<int> workload_stage_layers(const ModelWorkload& mw) {
+  if (!mw.stage_split.empty()) return mw.stage_split;
   ParallelLayout l = mw.layout;
   // PipelineSchedule::model_stages, without generating the schedule.
   if (mw.pipeline) l.pp = mw.pipeline->stages * mw.pipeline->virtual_stages;
   return stage_layers(l, mw.model, mw.seq_len);
 }
 
-MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig&, int pp_rank) {
+namespace {
+
+// memory_inputs with the layers per model stage given.
+MemoryInputs memory_inputs_split(const ModelWorkload& mw, int pp_rank, const std::vector<int>& split) {
   MemoryInputs in;
   in.model = mw.model;
   in.layout = mw.layout;
+  in.layout.layers_per_stage = split;
   in.pp_rank = pp_rank;
   in.micro_batch_seqs = static_cast<int>(mw.micro_batch);
   in.seq_len = mw.seq_len;
@@ -127,6 +133,42 @@ MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig&, int pp
   // DualPipeV have no closed form, and few micro-batches keep fewer in flight than one says.
   if (mw.pipeline) use_schedule_memory(in, make_schedule(*mw.pipeline));
   return in;
+}
+
+}  // namespace
+
+MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig&, int pp_rank) {
+  return memory_inputs_split(mw, pp_rank, workload_stage_layers(mw));
+}
+
+void choose_stage_split(ModelWorkload& mw, const ClusterConfig& c) {
+  mw.stage_split.clear();
+  mw.split_balances_ranks = false;
+  const std::vector<int> plain = workload_stage_layers(mw);
+  if (!mw.layout.layers_per_stage.empty() || !mw.pipeline) {
+    mw.stage_split = plain;
+    return;
+  }
+  const PipelineSchedule sched = make_schedule(*mw.pipeline);
+  std::vector<std::vector<int>> held(sched.ranks);
+  bool several = false;
+  for (int r = 0; r < sched.ranks; ++r) {
+    for (const StageRef& h : sched.rank_stages(r)) held[r].push_back(h.stage);
+    several = several || held[r].size() > 1;
+  }
+  if (!several) {
+    mw.stage_split = plain;
+    return;
+  }
+  MemoryInputs in = memory_inputs_split(mw, 0, plain);
+  const MemoryBreakdown before = worst_rank_memory(in, c.gpu);
+  const double limit = std::max(before.available_bytes, before.total_bytes());
+  const auto fits = [&](const std::vector<int>& split) {
+    in.layout.layers_per_stage = split;
+    return worst_rank_memory(in, c.gpu).total_bytes() <= limit;
+  };
+  mw.stage_split = balance_rank_loads(plain, held, forward_layer_costs(mw.model, mw.seq_len), fits);
+  mw.split_balances_ranks = mw.stage_split != plain;
 }
 
 ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluster, const GraphLimits& limits) {
@@ -252,6 +294,7 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
               " and " + std::to_string(limits.transfers) +
               ": run fewer micro_batches or a smaller layout (--graph-limit of clustersim run, sweep and check raises "
               "the limits)");
+  choose_stage_split(mw, cluster);
   // Every pipeline rank must fit; the worst one is reported with its bytes by category.
   const MemoryBreakdown worst = worst_rank_memory(memory_inputs(mw, cluster, 0), cluster.gpu);
   if (!worst.fits()) layout_node.fail(does_not_fit_message(worst) + " on " + cluster.gpu.model);
@@ -274,7 +317,7 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   s.tokens_per_micro_batch = mw.tokens_per_gpu();
   s.precision = mw.precision;
   s.schedule = mw.schedule;
-  s.placement = explain_placement(l, mw.model, gpus_per_node(c), workload_stage_layers(mw));
+  s.placement = explain_placement(l, mw.model, gpus_per_node(c), workload_stage_layers(mw), mw.split_balances_ranks);
   const MemoryBreakdown m = worst_rank_memory(memory_inputs(mw, c, 0), c.gpu);
   s.worst_pp_rank = m.pp_rank;
   const std::pair<MemoryCategory, const char*> cats[] = {{MemoryCategory::kWeights, "weights"},

@@ -78,6 +78,9 @@ struct ModelWorkload {
   int comm_kernel_partition(const ClusterConfig& c) const {
     return c.partitions[comm_partition].sms > 0 ? comm_partition : compute_partition;
   }
+  // The layers per model stage the run uses, set by the loader (workload_stage_layers says which).
+  std::vector<int> stage_split;
+  bool split_balances_ranks = false;  // stage_split moved layers to even out ranks that hold several stages
   SourcePos pos, layout_pos;
 };
 
@@ -90,10 +93,16 @@ ModelWorkload parse_model_workload(const hw::YamlMap& w, const ClusterConfig& cl
 // GPUs per node as the layout sees them (a single switch is one node).
 int gpus_per_node(const ClusterConfig& c);
 
-// Layers per model stage as the workload runs them: stage_layers over its pipeline schedule's
-// model stages (pp x v interleaved, 2 x pp DualPipeV), or the layout's pp without a pipeline, at
-// its sequence length.
+// Layers per model stage as the workload runs them: the loader's stage_split, else stage_layers
+// over its pipeline schedule's model stages (pp x v interleaved, 2 x pp DualPipeV), or the
+// layout's pp without a pipeline, at its sequence length.
 std::vector<int> workload_stage_layers(const ModelWorkload& mw);
+// The split the loader gives a workload: the layout's layers_per_stage when given; else
+// stage_layers, and where the pipeline's ranks hold several model stages (interleaved 1F1B,
+// DualPipe, DualPipeV), that split with layers moved between stages to even out the ranks' loads
+// (balance_rank_loads), each move only while the worst rank's memory stays within the GPU's (or,
+// where stage_layers' split does not fit either, no worse than it).
+void choose_stage_split(ModelWorkload& mw, const ClusterConfig& c);
 // The memory inputs of the workload for one pipeline rank.
 MemoryInputs memory_inputs(const ModelWorkload& mw, const ClusterConfig& c, int pp_rank);
 

@@ -89,10 +89,9 @@ RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node) {
 
 int gpu_of(const ParallelLayout& l, int tp, int dp, int pp) { return (pp * l.replicas() + dp) * l.tp + tp; }
 
-std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64_t seq_len) {
-  if (!l.layers_per_stage.empty()) return l.layers_per_stage;
+LayerCosts forward_layer_costs(const ModelSpec& m, int64_t seq_len) {
   // Forward model FLOPs of one sequence: per layer (dense and MoE layers each cost the same as
-  // their kind), the embedding, and the head plus MTP modules.
+  // their kind), and the head plus MTP modules.
   LayerContext c;
   c.tokens = c.seq_len = seq_len;
   const auto forward = [](const std::vector<LayerOp>& ops) {
@@ -101,13 +100,31 @@ std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64
       if (o.pass == Pass::kForward) f += o.model_flops;
     return f;
   };
-  const int n = m.layers, pp = l.pp;
   const double dense = forward(layer_ops(m, 0, c));
   const double moe = m.moe ? forward(layer_ops(m, m.layers - 1, c)) : dense;
-  double tail = forward(head_ops(m, c));
-  for (int d = 0; d < m.mtp_depth; ++d) tail += forward(mtp_ops(m, c));
-  std::vector<double> cost(n);
-  for (int i = 0; i < n; ++i) cost[i] = m.is_moe_layer(i) ? moe : dense;
+  LayerCosts out;
+  out.tail = forward(head_ops(m, c));
+  for (int d = 0; d < m.mtp_depth; ++d) out.tail += forward(mtp_ops(m, c));
+  out.layer.resize(m.layers);
+  for (int i = 0; i < m.layers; ++i) out.layer[i] = m.is_moe_layer(i) ? moe : dense;
+  return out;
+}
+
+std::vector<double> stage_loads(const std::vector<int>& split, const LayerCosts& costs) {
+  std::vector<double> load(split.size(), 0.0);
+  int layer = 0;
+  for (size_t s = 0; s < split.size(); ++s)
+    for (int i = 0; i < split[s] && layer < static_cast<int>(costs.layer.size()); ++i) load[s] += costs.layer[layer++];
+  if (!load.empty()) load.back() += costs.tail;
+  return load;
+}
+
+std::vector<int> stage_layers(const ParallelLayout& l, const ModelSpec& m, int64_t seq_len) {
+  if (!l.layers_per_stage.empty()) return l.layers_per_stage;
+  const LayerCosts costs = forward_layer_costs(m, seq_len);
+  const std::vector<double>& cost = costs.layer;
+  const double tail = costs.tail;
+  const int n = m.layers, pp = l.pp;
   // Stages needed when no stage may exceed `cap`: filled greedily from the last stage (which also
   // carries the head and MTP) towards the first, each with at least one layer; 0 if impossible.
   // Any count up to pp can then be reached by splitting stages, which never raises the largest.
@@ -166,7 +183,7 @@ std::string layout_text(const ParallelLayout& l) {
 }
 
 std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node,
-                                           const std::vector<int>& given_split) {
+                                           const std::vector<int>& given_split, bool over_ranks) {
   const auto s = [](int v) { return std::to_string(v); };
   const auto nodes = [&](int gpus) { return std::max(1, gpus / gpus_per_node); };
   std::vector<std::string> out;
@@ -201,7 +218,10 @@ std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelS
   // Where the schedule makes more model stages than ranks (interleaved 1F1B, DualPipeV), the line
   // numbers model stages, apart from the ranks' "pipeline stage" above.
   const std::string stage = static_cast<int>(split.size()) == l.pp ? "stage" : "model stage";
-  std::string layers = "layers per " + stage + (l.layers_per_stage.empty() ? " (forward FLOPs balanced):" : ":");
+  std::string layers = "layers per " + stage +
+                       (!l.layers_per_stage.empty() ? ":"
+                        : over_ranks                ? " (forward FLOPs balanced over each rank's stages):"
+                                                    : " (forward FLOPs balanced):");
   for (int n : split) layers.append(" ").append(s(n));  // append: g++ 12 warns falsely on " " + s(n)
   layers +=
       " (embedding on " + stage + " 0; final norm, head" + std::string(m.mtp_depth > 0 ? " and MTP" : "") + " on " +

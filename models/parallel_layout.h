@@ -53,6 +53,16 @@ RankCoords rank_coords(const ParallelLayout& l, int gpu, int gpus_per_node);
 // `dp`: the rank among the stage's cp x dp replicas, as in RankCoords.
 int gpu_of(const ParallelLayout& l, int tp, int dp, int pp);
 
+// Forward model FLOPs of one sequence per layer (a dense or an MoE layer costing its kind's), and
+// what the last stage adds besides its layers (final norm, head and MTP modules), at `seq_len`.
+struct LayerCosts {
+  std::vector<double> layer;
+  double tail = 0;
+};
+LayerCosts forward_layer_costs(const ModelSpec& m, int64_t seq_len);
+// Forward FLOPs per stage of `split` (its layers summing to costs.layer's), the tail on the last.
+std::vector<double> stage_loads(const std::vector<int>& split, const LayerCosts& costs);
+
 // Layers per pipeline stage (l.pp of them; at most the model's layers unless given): the given split, or the contiguous split (at least one layer per
 // stage) that makes the largest stage's forward FLOPs per token smallest, counting the embedding
 // on stage 0 and the head and MTP modules on the last stage, at sequence `seq_len` (a pipeline
@@ -66,8 +76,9 @@ std::string layout_text(const ParallelLayout& l);
 
 // A few lines saying where the ranks sit, e.g. "EP group: 64 GPUs on 8 nodes (GPUs 0-63)".
 // `split`: the layers per model stage the run uses (workload_stage_layers: over pp x v stages for
-// interleaved 1F1B, at the run's sequence length); empty: stage_layers(l, m).
+// interleaved 1F1B, at the run's sequence length); empty: stage_layers(l, m). `over_ranks`: the
+// split evens out the ranks' loads (rank_split.h).
 std::vector<std::string> explain_placement(const ParallelLayout& l, const ModelSpec& m, int gpus_per_node,
-                                           const std::vector<int>& split = {});
+                                           const std::vector<int>& split = {}, bool over_ranks = false);
 
 }  // namespace cs::models
