@@ -35,7 +35,7 @@ Check before reporting: after the timed steps, one more step from zeroed gradien
 through all layers on GPU 0) within BF16 tolerance, else exit 3 with nothing written.
 
 Usage: python3 pipeline_step.py SCHEDULES_DIR OUT.json [--layers 8] [--runs 10] [--warmup 3]
-                                [--trace CASE --trace-out TRACE.json]
+                                [--micro-batch 1] [--trace CASE --trace-out TRACE.json]
 SCHEDULES_DIR holds CASE.json schedules (case = file name); the layers are split evenly over the
 model stages, the first stages taking the remainder. --trace profiles one more step of CASE with
 torch.profiler and writes its Kineto trace, trimmed as dense_step.py trims it (for `clustersim
@@ -53,6 +53,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+import pipeline_model
 from common import provenance
 from dense_step import trim
 from pipeline_model import BATCH, DT, FFN, HEAD_DIM, HEADS, HIDDEN, KV_HEADS, SEQ, VOCAB, Stage, WeightGrads, \
@@ -416,6 +417,9 @@ def main():
     ap.add_argument("--layers", type=int, default=8)
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--micro-batch", type=int, default=BATCH,
+                    help="sequences per micro-batch (default 1): on more ranks one thread issues more kernels per "
+                         "GPU-second, and a larger micro-batch keeps the GPUs ahead of it")
     ap.add_argument("--issue", choices=["one", "threads"], default="one",
                     help="issue every rank's tasks from one thread (default), or each rank from a thread of its own")
     ap.add_argument("--trace", help="case whose extra profiled step is written to --trace-out")
@@ -423,6 +427,9 @@ def main():
     args = ap.parse_args()
     if bool(args.trace) != bool(args.trace_out):
         ap.error("--trace and --trace-out go together")
+    if args.micro_batch < 1:
+        ap.error("--micro-batch must be at least 1")
+    pipeline_model.BATCH = args.micro_batch  # the attention's views read it at run time
     n = torch.cuda.device_count()
     if n < 2:
         print("pipeline_step: needs 2 GPUs", file=sys.stderr)
@@ -441,7 +448,8 @@ def main():
     g = torch.Generator(device="cpu").manual_seed(1)
     data_all = {}
     for i in range(most):
-        data_all[i] = (torch.randint(0, VOCAB, (BATCH, SEQ), generator=g), torch.randint(0, VOCAB, (BATCH, SEQ), generator=g))
+        data_all[i] = (torch.randint(0, VOCAB, (args.micro_batch, SEQ), generator=g),
+                       torch.randint(0, VOCAB, (args.micro_batch, SEQ), generator=g))
     cases = []
     refs = {}  # micro-batch count -> the unpipelined gradients and losses
     for path in files:
@@ -474,7 +482,7 @@ def main():
         "bench": {
             "model": {"layers": args.layers, "hidden": HIDDEN, "heads": HEADS, "kv_heads": KV_HEADS,
                       "head_dim": HEAD_DIM, "ffn": FFN, "vocab": VOCAB},
-            "seq_len": SEQ, "micro_batch": BATCH, "precision": "bf16",
+            "seq_len": SEQ, "micro_batch": args.micro_batch, "precision": "bf16",
             "stage_boundary": "copy engine (cudaMemcpyPeerAsync, BF16 activations and gradients), one process",
             "runs": args.runs, "warmup": args.warmup,
             "issue": "one CPU thread per rank" if args.issue == "threads" else "one CPU thread for every rank",
