@@ -1,6 +1,7 @@
 // NCCL's ring collectives on two H200s of one host (calibrate/data/h200/nccl_collectives.json,
-// kernels/torch/measure_nccl.sh): reduce-scatter and all-reduce of FP32, all-gather and all-reduce
-// of BF16, 1 MiB to 4 GiB, with NCCL's own channel count and with it pinned to 2 to 32. CI checks
+// kernels/torch/measure_nccl.sh; over four of another host, nccl_collectives_4gpu.json):
+// reduce-scatter and all-reduce of FP32, all-gather and all-reduce of BF16, 1 MiB to 4 GiB, with
+// NCCL's own channel count and with it pinned (2 to 32 on two GPUs, 20 on four). CI checks
 // the data and what the README draws from it: a ring channel moves 13-21 GB/s, so where channels
 // bind NCCL runs well below our copy kernel's rate per SM, and with enough of them it reaches the
 // NVLink rate the profile fitted; at the H800's NVLink rate the optimizer's rings are NVLink-bound.
@@ -110,6 +111,48 @@ TEST_CASE("at the H800's NVLink rate the optimizer's rings are NVLink-bound on 2
   const double h800_nvlink = cs::hw::find_profile("h800")->comm.nvlink_GBps;
   for (const auto& [kind, dtype] : {std::pair{"reduce_scatter", "float32"}, std::pair{"all_gather", "bfloat16"}})
     for (const int64_t mib : {1024, 4096}) CHECK(busbw(run_with(d, 20), kind, dtype, mib) > 1.4 * h800_nvlink);
+}
+
+TEST_CASE("over four H200s NCCL's rings run closer to the NVLink fit, and 20 channels still outrun the H800's NVLink",
+          "[data]") {
+  const json d =
+      json::parse(cs::test::read_file(cs::test::source_dir() + "/calibrate/data/h200/nccl_collectives_4gpu.json"));
+  REQUIRE(d["runs"].size() == 3u);
+  std::map<std::string, const json*> runs;
+  for (const json& r : d["runs"]) {
+    INFO(r["run"]);
+    CHECK(r["nccl_env"]["NCCL_NVLS_ENABLE"] == "0");
+    CHECK(r["cases"].size() == 4u * 7);
+    runs[r["run"].get<std::string>()] = &r;
+  }
+  REQUIRE(runs.count("nccl_4gpu_default") + runs.count("nccl_4gpu_ch20") + runs.count("nccl_2gpu_default") == 3);
+  CHECK((*runs["nccl_4gpu_default"])["gpus"] == 4);
+  CHECK((*runs["nccl_2gpu_default"])["gpus"] == 2);
+  const double nvlink = cs::hw::find_profile("h200")->comm.nvlink_GBps;
+  const double h800_nvlink = cs::hw::find_profile("h800")->comm.nvlink_GBps;
+  for (const auto& [kind, dtype] : {std::pair{"reduce_scatter", "float32"}, std::pair{"all_gather", "bfloat16"}}) {
+    INFO(kind);
+    // NCCL's own 24 channels at 91-92% of the fit over four GPUs, 77% over two of them.
+    CHECK(busbw(*runs["nccl_4gpu_default"], kind, dtype, 4096) > 0.88 * nvlink);
+    CHECK(busbw(*runs["nccl_2gpu_default"], kind, dtype, 4096) < 0.82 * nvlink);
+    // 20 channels: 319-330 GB/s, twice the H800's NVLink rate the optimizer's rings move at.
+    for (const int64_t mib : {1024, 4096}) CHECK(busbw(*runs["nccl_4gpu_ch20"], kind, dtype, mib) > 1.7 * h800_nvlink);
+  }
+  // The two-GPU run repeats the other host's within 3.3% from 1 GiB up.
+  const json two = data();
+  for (const auto& [kind, dtype] : {std::pair{"reduce_scatter", "float32"}, std::pair{"all_gather", "bfloat16"},
+                                    std::pair{"all_reduce", "float32"}, std::pair{"all_reduce", "bfloat16"}})
+    for (const int64_t mib : {1024, 4096}) {
+      INFO(kind << " " << dtype << " " << mib << " MiB");
+      CHECK(busbw(*runs["nccl_2gpu_default"], kind, dtype, mib) ==
+            Approx(busbw(run_with(two, 0), kind, dtype, mib)).epsilon(0.04));
+    }
+  // NCCL chose 24 channels on this host too.
+  const std::string channels =
+      cs::test::read_file(cs::test::source_dir() + "/calibrate/data/h200/nccl_channels_4gpu.txt");
+  const size_t at = channels.find("== nccl_4gpu_default");
+  REQUIRE(at != std::string::npos);
+  CHECK(channels.find("24 coll channels", at) < channels.find("== nccl_4gpu_ch20", at));
 }
 
 }  // namespace CS_TEST_FILE
