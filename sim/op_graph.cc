@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 
 namespace cs::sim {
@@ -92,14 +94,55 @@ uint32_t OpGraph::add_op(StreamId s, OpKind kind, uint32_t payload, std::string_
   return id;
 }
 
+namespace {
+
+uint64_t bits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+size_t mix(std::initializer_list<uint64_t> words) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint64_t w : words) h = (h ^ w) * 0x100000001b3ull;
+  return static_cast<size_t>(h ^ (h >> 29));
+}
+
+// The index of `v` in `list`, appended the first time it is seen.
+template <typename T, typename Index>
+uint32_t interned(const T& v, std::vector<T>& list, Index& index) {
+  const auto [it, fresh] = index.emplace(v, static_cast<uint32_t>(list.size()));
+  if (fresh) list.push_back(v);
+  return it->second;
+}
+
+}  // namespace
+
+size_t OpGraph::PayloadHash::operator()(const GemmShape& g) const {
+  return mix({uint64_t(g.m), uint64_t(g.n), uint64_t(g.k), uint64_t(g.dtype), uint64_t(uint32_t(g.groups)),
+              uint64_t(g.scaling)});
+}
+
+size_t OpGraph::PayloadHash::operator()(const GenericCompute& c) const {
+  return mix({bits(c.flops), bits(c.bytes), uint64_t(c.dtype) | uint64_t(c.kind) << 8 | uint64_t(c.form) << 16,
+              uint64_t(uint32_t(c.head_dim_qk)) | uint64_t(uint32_t(c.head_dim_v)) << 32});
+}
+
+bool OpGraph::PayloadSame::operator()(const GemmShape& a, const GemmShape& b) const {
+  return a.m == b.m && a.n == b.n && a.k == b.k && a.dtype == b.dtype && a.groups == b.groups && a.scaling == b.scaling;
+}
+
+bool OpGraph::PayloadSame::operator()(const GenericCompute& a, const GenericCompute& b) const {
+  return bits(a.flops) == bits(b.flops) && bits(a.bytes) == bits(b.bytes) && a.dtype == b.dtype && a.kind == b.kind &&
+         a.form == b.form && a.head_dim_qk == b.head_dim_qk && a.head_dim_v == b.head_dim_v;
+}
+
 OpId OpGraph::add_gemm(StreamId s, const GemmShape& shape, std::string_view label) {
-  gemms_.push_back(shape);
-  return OpId{add_op(s, OpKind::kGemm, static_cast<uint32_t>(gemms_.size() - 1), label)};
+  return OpId{add_op(s, OpKind::kGemm, interned(shape, gemms_, gemm_index_), label)};
 }
 
 OpId OpGraph::add_compute(StreamId s, const GenericCompute& c, std::string_view label) {
-  computes_.push_back(c);
-  return OpId{add_op(s, OpKind::kCompute, static_cast<uint32_t>(computes_.size() - 1), label)};
+  return OpId{add_op(s, OpKind::kCompute, interned(c, computes_, compute_index_), label)};
 }
 
 std::vector<OpId> OpGraph::add_collective(CollectiveKind kind, double bytes,

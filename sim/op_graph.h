@@ -159,6 +159,7 @@ class OpGraph {
 
   const std::vector<Stream>& streams() const { return streams_; }
   const std::vector<Op>& ops() const { return ops_; }
+  // The distinct GEMM shapes and generic kernels; an op's payload indexes its kind's list.
   const std::vector<GemmShape>& gemms() const { return gemms_; }
   const std::vector<GenericCompute>& computes() const { return computes_; }
   const std::vector<Collective>& collectives() const { return collectives_; }
@@ -180,8 +181,20 @@ class OpGraph {
 
   std::vector<Stream> streams_;
   std::vector<Op> ops_;
+  // Each distinct GEMM shape and generic kernel once (ops hold indices): DeepSeek-V3's step at
+  // every GPU repeats a few thousand of them over 80 M ops.
   std::vector<GemmShape> gemms_;
   std::vector<GenericCompute> computes_;
+  struct PayloadHash {
+    size_t operator()(const GemmShape& g) const;
+    size_t operator()(const GenericCompute& c) const;
+  };
+  struct PayloadSame {  // equal bit for bit (0.0 and -0.0 stay apart)
+    bool operator()(const GemmShape& a, const GemmShape& b) const;
+    bool operator()(const GenericCompute& a, const GenericCompute& b) const;
+  };
+  std::unordered_map<GemmShape, uint32_t, PayloadHash, PayloadSame> gemm_index_;
+  std::unordered_map<GenericCompute, uint32_t, PayloadHash, PayloadSame> compute_index_;
   std::vector<Collective> collectives_;
   TransferPool transfer_pool_;
   // Each distinct label once: a pipeline step repeats a few thousand labels over 580K ops.
