@@ -37,8 +37,11 @@ uint32_t find_cycle(const sim::OpGraph& g, const std::vector<Origin>& origin) {
   };
   for (const auto& s : g.streams())
     for (size_t i = 1; i < s.ops.size(); ++i) edge(s.ops[i - 1], s.ops[i]);
-  for (uint32_t o = 0; o < n_ops; ++o)
-    for (uint32_t d : ops[o].deps) edge(d, o);
+  std::vector<char> waits(n_ops, 0);  // ops with an explicit dependency
+  for (const sim::DepEdge& d : g.deps()) {
+    edge(d.earlier, d.later);
+    waits[d.later] = 1;
+  }
   std::vector<uint32_t> ready;
   for (uint32_t v = 0; v < n_nodes; ++v)
     if (indegree[v] == 0) ready.push_back(v);
@@ -53,7 +56,7 @@ uint32_t find_cycle(const sim::OpGraph& g, const std::vector<Origin>& origin) {
   if (seen == n_nodes) return UINT32_MAX;
   // Name an op in the cycle that has an explicit dependency: that is where the user can break it.
   for (uint32_t o = 0; o < n_ops; ++o)
-    if (indegree[node_of(o)] > 0 && !ops[o].deps.empty() && origin[o].spec) return o;
+    if (indegree[node_of(o)] > 0 && waits[o] && origin[o].spec) return o;
   for (uint32_t o = 0; o < n_ops; ++o)
     if (indegree[node_of(o)] > 0) return o;
   return UINT32_MAX;

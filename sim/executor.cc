@@ -22,16 +22,8 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
       if (i + 1 < s.ops.size()) next_in_stream_[s.ops[i]] = s.ops[i + 1];
       if (i > 0) ++state_[s.ops[i]].pending;
     }
-  dependents_offset_.assign(n + 1, 0);
-  for (uint32_t o = 0; o < n; ++o) {
-    state_[o].pending += static_cast<uint32_t>(ops[o].deps.size());
-    for (uint32_t d : ops[o].deps) ++dependents_offset_[d + 1];
-  }
-  for (size_t i = 0; i < n; ++i) dependents_offset_[i + 1] += dependents_offset_[i];
-  dependents_.resize(dependents_offset_[n]);
-  std::vector<uint32_t> fill(dependents_offset_.begin(), dependents_offset_.end() - 1);
-  for (uint32_t o = 0; o < n; ++o)
-    for (uint32_t d : ops[o].deps) dependents_[fill[d]++] = o;
+  for (const DepEdge& d : graph_.deps()) ++state_[d.later].pending;
+  dependents_ = graph_.dependents_of_each();
   if (cost_.power_capped()) {
     power_.resize(routing_.gpu_count());
     for (int g = 0; g < routing_.gpu_count(); ++g) {
@@ -391,8 +383,7 @@ void Executor::finish(uint32_t op) {
   timing_[op].done = true;
   if (observer_) observer_->on_op_end(op, engine_.now());
   if (next_in_stream_[op] != UINT32_MAX) make_ready(next_in_stream_[op]);
-  for (uint32_t i = dependents_offset_[op]; i < dependents_offset_[op + 1]; ++i)
-    make_ready(dependents_[i]);
+  for (uint32_t d : dependents_.of(op)) make_ready(d);
   drain();
 }
 

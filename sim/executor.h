@@ -140,7 +140,7 @@ class Executor {
 
   std::vector<OpState> state_;
   std::vector<CollectiveState> coll_;
-  std::vector<uint32_t> dependents_offset_, dependents_;  // CSR: ops waiting on each op
+  OpLists dependents_;  // per op, the ops waiting on it
   std::vector<uint32_t> next_in_stream_;
   std::vector<OpTiming> timing_;
   std::vector<uint32_t> ready_;

@@ -89,7 +89,7 @@ uint32_t OpGraph::intern(std::string_view label) {
 uint32_t OpGraph::add_op(StreamId s, OpKind kind, uint32_t payload, std::string_view label) {
   assert(s.v < streams_.size());
   const auto id = static_cast<uint32_t>(ops_.size());
-  ops_.push_back(Op{kind, s.v, intern(label), payload, {}});
+  ops_.push_back(Op{kind, s.v, intern(label), payload});
   streams_[s.v].ops.push_back(id);
   return id;
 }
@@ -236,6 +236,51 @@ std::vector<OpId> OpGraph::add_all_to_all_v(const std::vector<StreamId>& streams
     out.push_back(OpId{op});
   }
   collectives_.push_back(std::move(col));
+  return out;
+}
+
+namespace {
+
+// The edges `order` lists (indices into `deps`) placed by `key` of each, stably: within an op's
+// bucket in the order given. Returns the edge indices in their new order; `begin` gets the buckets.
+template <typename Key>
+std::vector<uint32_t> bucket(size_t n_ops, const std::vector<DepEdge>& deps, const std::vector<uint32_t>& order,
+                             Key key, std::vector<uint32_t>& begin) {
+  begin.assign(n_ops + 1, 0);
+  for (uint32_t e : order) ++begin[key(deps[e]) + 1];
+  for (size_t i = 0; i < n_ops; ++i) begin[i + 1] += begin[i];
+  std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+  std::vector<uint32_t> placed(order.size());
+  for (uint32_t e : order) placed[fill[key(deps[e])]++] = e;
+  return placed;
+}
+
+std::vector<uint32_t> added_order(size_t n) {
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+  return order;
+}
+
+}  // namespace
+
+OpLists OpGraph::deps_of_each() const {
+  OpLists out;
+  const std::vector<uint32_t> placed = bucket(
+      ops_.size(), deps_, added_order(deps_.size()), [](const DepEdge& d) { return d.later; }, out.begin);
+  out.list.reserve(placed.size());
+  for (uint32_t e : placed) out.list.push_back(deps_[e].earlier);
+  return out;
+}
+
+OpLists OpGraph::dependents_of_each() const {
+  // By waiting op first, then by the op waited for: each op's dependents come out ascending.
+  OpLists out;
+  const std::vector<uint32_t> by_later = bucket(
+      ops_.size(), deps_, added_order(deps_.size()), [](const DepEdge& d) { return d.later; }, out.begin);
+  const std::vector<uint32_t> placed = bucket(
+      ops_.size(), deps_, by_later, [](const DepEdge& d) { return d.earlier; }, out.begin);
+  out.list.reserve(placed.size());
+  for (uint32_t e : placed) out.list.push_back(deps_[e].later);
   return out;
 }
 

@@ -95,7 +95,17 @@ struct Op {
   uint32_t stream = 0;
   uint32_t label = 0;    // index into OpGraph::labels()
   uint32_t payload = 0;  // index into gemms, computes or collectives, by kind
-  std::vector<uint32_t> deps;  // ops that must finish first, besides the stream predecessor
+};
+
+// `later` starts only after `earlier` has finished (besides its stream predecessor).
+struct DepEdge {
+  uint32_t later = 0, earlier = 0;
+};
+// Ops listed per op, back to back: op o's are list[begin[o], begin[o + 1]).
+struct OpLists {
+  std::vector<uint32_t> begin{0};
+  std::vector<uint32_t> list;
+  std::span<const uint32_t> of(uint32_t op) const { return {list.data() + begin[op], list.data() + begin[op + 1]}; }
 };
 
 // Who moves a send's bytes: a kernel on its stream's SM partition (its copy rate follows its SMs),
@@ -155,7 +165,14 @@ class OpGraph {
   // (Collective::grid_sms). Throws std::invalid_argument for an op that is no collective's or sms < 0.
   void set_grid_sms(OpId op, int sms);
   // `later` starts only after `earlier` has finished.
-  void add_dep(OpId later, OpId earlier) { ops_[later.v].deps.push_back(earlier.v); }
+  void add_dep(OpId later, OpId earlier) { deps_.push_back({later.v, earlier.v}); }
+  // Every dependency, in the order added: one edge list rather than a list per op, since most of
+  // a step's ops have none (DeepSeek-V3: 1.6 M dependencies over 10.9 M ops of a folded step).
+  const std::vector<DepEdge>& deps() const { return deps_; }
+  // Per op, the ops it waits for (besides its stream predecessor), in the order added.
+  OpLists deps_of_each() const;
+  // Per op, the ops that wait for it, ascending (an op waiting twice on it is listed twice).
+  OpLists dependents_of_each() const;
 
   const std::vector<Stream>& streams() const { return streams_; }
   const std::vector<Op>& ops() const { return ops_; }
@@ -181,6 +198,7 @@ class OpGraph {
 
   std::vector<Stream> streams_;
   std::vector<Op> ops_;
+  std::vector<DepEdge> deps_;
   // Each distinct GEMM shape and generic kernel once (ops hold indices): DeepSeek-V3's step at
   // every GPU repeats a few thousand of them over 80 M ops.
   std::vector<GemmShape> gemms_;

@@ -207,8 +207,8 @@ workload:
   const auto t0 = std::chrono::steady_clock::now();
   const OpWorkload w = build_op_workload(sc);
   const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  size_t deps = 0, transfers = 0;
-  for (const auto& op : w.graph.ops()) deps += op.deps.size();
+  const size_t deps = w.graph.deps().size();
+  size_t transfers = 0;
   for (const auto& c : w.graph.collectives()) transfers += w.graph.transfers(c).size();
   std::printf("mirrored fidelity, DeepSeek-V3 x 120 micro-batches: %zu ops, %zu dependencies, %zu transfers "
               "(estimated %llu and %llu), built in %.2f s\n",

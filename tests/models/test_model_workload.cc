@@ -114,10 +114,12 @@ TEST_CASE("model workload: MoE dispatch and combine are all-to-all-v with the ro
   CHECK(found);
   // The routed experts wait for the dispatch; the shared expert does not, so it overlaps it.
   const auto& ops = w.graph.ops();
+  const cs::sim::OpLists deps_of = w.graph.deps_of_each();
   const auto depends_on_comm = [&](const std::string& label) {
     for (const auto& op : ops) {
       if (w.graph.label(op) != label || w.graph.streams()[op.stream].gpu != 0) continue;
-      return std::any_of(op.deps.begin(), op.deps.end(), [&](uint32_t d) { return ops[d].kind == cs::sim::OpKind::kComm; });
+      const auto deps = deps_of.of(static_cast<uint32_t>(&op - ops.data()));
+      return std::any_of(deps.begin(), deps.end(), [&](uint32_t d) { return ops[d].kind == cs::sim::OpKind::kComm; });
     }
     FAIL("no op " << label);
     return false;

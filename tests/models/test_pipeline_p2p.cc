@@ -153,19 +153,16 @@ TEST_CASE("pipeline.p2p: batched NCCL sends wait for the receiver and hold the s
       const OpWorkload w = build_op_workload(sc);
       const cs::sim::OpGraph& g = w.graph;
       const auto gpu = [&](uint32_t op) { return g.streams()[g.ops()[op].stream].gpu; };
-      std::vector<std::vector<uint32_t>> dependents(g.ops().size());
-      for (uint32_t i = 0; i < g.ops().size(); ++i)
-        for (const uint32_t d : g.ops()[i].deps) dependents[d].push_back(i);
+      const cs::sim::OpLists dependents = g.dependents_of_each(), deps_of = g.deps_of_each();
       size_t sends = 0, wait_for_receiver = 0;
       for (uint32_t i = 0; i < g.ops().size(); ++i) {
         if (g.label(g.ops()[i]).rfind("pp.send_", 0) != 0) continue;
         ++sends;
         const int src = gpu(i), dst = 1 - src;
-        const auto& deps = g.ops()[i].deps;
+        const auto deps = deps_of.of(i), waiting = dependents.of(i);
         wait_for_receiver += std::any_of(deps.begin(), deps.end(), [&](uint32_t d) { return gpu(d) == dst; });
-        CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == src; }) ==
-              nccl);
-        CHECK(std::any_of(dependents[i].begin(), dependents[i].end(), [&](uint32_t j) { return gpu(j) == dst; }));
+        CHECK(std::any_of(waiting.begin(), waiting.end(), [&](uint32_t j) { return gpu(j) == src; }) == nccl);
+        CHECK(std::any_of(waiting.begin(), waiting.end(), [&](uint32_t j) { return gpu(j) == dst; }));
       }
       // DualPipe: 2 micro-batches per direction, each over the one boundary forward and back.
       // DualPipeV: 4 micro-batches over two boundaries (stage 0 to 1 and 2 to 3), each way; the
@@ -193,6 +190,7 @@ TEST_CASE("pipeline.p2p: with two data-parallel replicas each rendezvous pairs a
   REQUIRE(sc.model->simulated_dp() == 2);
   const OpWorkload w = build_op_workload(sc);
   const cs::sim::OpGraph& g = w.graph;
+  const cs::sim::OpLists deps_of = g.deps_of_each();
   const auto gpu = [&](uint32_t op) { return g.streams()[g.ops()[op].stream].gpu; };
   size_t sends = 0;
   for (uint32_t i = 0; i < g.ops().size(); ++i) {
@@ -200,7 +198,7 @@ TEST_CASE("pipeline.p2p: with two data-parallel replicas each rendezvous pairs a
     ++sends;
     const int src = gpu(i), peer = (src + 2) % 4;
     bool waits_for_peer = false;
-    for (const uint32_t d : g.ops()[i].deps) {
+    for (const uint32_t d : deps_of.of(i)) {
       CHECK((gpu(d) == src || gpu(d) == peer));
       waits_for_peer = waits_for_peer || gpu(d) == peer;
     }
@@ -230,8 +228,9 @@ TEST_CASE("pipeline.p2p: batches posted at one point of a 1F1B rank move one aft
     FAIL("no stream " << name << " on gpu " << src);
     return 0;
   };
+  const cs::sim::OpLists deps_of = g.deps_of_each();
   const auto depends = [&](uint32_t op, uint32_t on) {
-    const auto& deps = g.ops()[op].deps;
+    const auto deps = deps_of.of(op);
     return std::find(deps.begin(), deps.end(), on) != deps.end();
   };
   CHECK(depends(nth_send(0, 1, 1), nth_send(1, 2, 0)));
@@ -248,6 +247,7 @@ TEST_CASE("pipeline.p2p: a 1F1B rank's last gradient send holds its gradient red
   REQUIRE(sc.model->simulated_dp() == 2);
   const OpWorkload w = build_op_workload(sc);
   const cs::sim::OpGraph& g = w.graph;
+  const cs::sim::OpLists deps_of = g.deps_of_each();
   size_t held = 0;
   for (const auto& st : g.streams()) {
     if (st.name.find(", gradients") == std::string::npos || st.ops.empty()) continue;
@@ -255,7 +255,7 @@ TEST_CASE("pipeline.p2p: a 1F1B rank's last gradient send holds its gradient red
     bool holds = false;
     for (uint32_t i = 0; i < g.ops().size(); ++i)
       if (g.label(g.ops()[i]) == "optimizer.reduce_scatter_grads" && g.streams()[g.ops()[i].stream].gpu == st.gpu) {
-        const auto& deps = g.ops()[i].deps;
+        const auto deps = deps_of.of(i);
         holds = holds || std::find(deps.begin(), deps.end(), last_send) != deps.end();
       }
     CHECK(holds);

@@ -164,8 +164,7 @@ TEST_CASE("pipeline workload: interleaved 1F1B and DualPipeV run more model stag
     CHECK(count_label(w, "pp.send_activation") == static_cast<size_t>(c.cross_rank_boundaries) * 8 * 2);
     CHECK(count_label(w, "pp.send_gradient") == static_cast<size_t>(c.cross_rank_boundaries) * 8 * 2);
     // The loader's size bound holds for the graph built: ops and their dependencies.
-    size_t deps = 0;
-    for (const auto& op : w.graph.ops()) deps += op.deps.size();
+    const size_t deps = w.graph.deps().size();
     CHECK(model_workload_size(*sc.model).ops >= w.graph.ops().size() + deps);
     const RunResult r = run_scenario(sc, w);
     REQUIRE(r.model);
@@ -370,11 +369,13 @@ TEST_CASE("pipeline workload: DualPipe's overlapped pairs run in Figure 4's orde
     return has(g.label(op), ".wgrad") || has(g.label(op), ".x_transpose_cast");
   };
   int sends_before_weights = 0;
+  const cs::sim::OpLists deps_of = g.deps_of_each();
   for (const auto& op : g.ops()) {
+    const auto op_deps = deps_of.of(static_cast<uint32_t>(&op - g.ops().data()));
     const bool wgrad = weight(op);
     if (g.label(op) == "pp.send_gradient")
-      for (uint32_t d : op.deps) sends_before_weights += !weight(g.ops()[d]);
-    for (uint32_t d : op.deps) {
+      for (uint32_t d : op_deps) sends_before_weights += !weight(g.ops()[d]);
+    for (uint32_t d : op_deps) {
       const auto& dep = g.ops()[d];
       if (wgrad && dep.kind == cs::sim::OpKind::kComm) CHECK_FALSE(has(g.label(dep), "moe."));
       if (op.kind == cs::sim::OpKind::kComm && has(g.label(op), "moe.")) CHECK_FALSE(weight(dep));

@@ -1,3 +1,6 @@
+#include <span>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "sim/op_graph.h"
@@ -42,6 +45,32 @@ TEST_CASE("equal GEMM shapes and kernels are stored once and ops keep their own"
   CHECK(g.computes()[g.ops()[at.v].payload].kind == ComputeKind::kAttentionForward);
   CHECK(g.ops().size() == 8);
   CHECK(g.streams()[s1.v].ops.size() == 3);
+}
+
+TEST_CASE("dependencies listed per op keep the order added and dependents come out ascending") {
+  OpGraph g;
+  const auto s = g.add_stream(0, 0, "a");
+  std::vector<uint32_t> op;
+  for (int i = 0; i < 5; ++i) op.push_back(g.add_compute(s, GenericCompute{1e6, 0, DType::kBf16}, "k").v);
+  const auto dep = [&](int later, int earlier) { g.add_dep({op[later]}, {op[earlier]}); };
+  dep(4, 1);
+  dep(2, 0);
+  dep(4, 0);
+  dep(3, 0);
+  dep(4, 1);  // twice on the same op: listed twice, waited for twice
+  REQUIRE(g.deps().size() == 5);
+  CHECK(g.deps()[0].later == op[4]);
+  CHECK(g.deps()[0].earlier == op[1]);
+  const cs::sim::OpLists deps = g.deps_of_each(), dependents = g.dependents_of_each();
+  const auto list = [](std::span<const uint32_t> v) { return std::vector<uint32_t>(v.begin(), v.end()); };
+  CHECK(list(deps.of(op[4])) == std::vector<uint32_t>{op[1], op[0], op[1]});
+  CHECK(list(deps.of(op[2])) == std::vector<uint32_t>{op[0]});
+  CHECK(deps.of(op[0]).empty());
+  CHECK(deps.of(op[1]).empty());
+  CHECK(list(dependents.of(op[0])) == std::vector<uint32_t>{op[2], op[3], op[4]});
+  CHECK(list(dependents.of(op[1])) == std::vector<uint32_t>{op[4], op[4]});
+  CHECK(dependents.of(op[4]).empty());
+  CHECK(OpGraph{}.dependents_of_each().begin.size() == 1);
 }
 
 }  // namespace CS_TEST_FILE
