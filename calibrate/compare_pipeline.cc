@@ -71,7 +71,7 @@ PipelineCompare compare_pipeline(const models::Scenario& sc, const std::string& 
     for (const models::ChunkSpan& s : work.pipeline->spans) {
       double end = 0;
       for (uint32_t op = s.first_op; op < s.end_op; ++op)
-        if (ex.ops[op].done) end = std::max(end, ex.ops[op].end.to_us() / 1000.0);
+        if (ex.ops[op].done()) end = std::max(end, ex.ops[op].end.to_us() / 1000.0);
       sim_tasks[static_cast<size_t>(s.rank)].push_back({s.kind, end});
     }
   };

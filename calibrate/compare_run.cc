@@ -165,7 +165,7 @@ std::vector<SimulatedOp> simulate_ops(const models::Scenario& sc, int gpu, doubl
     for (size_t i = 0; i < g.ops().size(); ++i) {
       const sim::Op& o = g.ops()[i];
       const sim::Stream& s = g.streams()[o.stream];
-      if (s.gpu != gpu || !ex.ops[i].done) continue;
+      if (s.gpu != gpu || !ex.ops[i].done()) continue;
       SimulatedOp op;
       op.label = g.label(o);
       op.cls = class_of(g, o);

@@ -52,7 +52,7 @@ std::vector<ResourceBusy> resource_busy(const sim::OpGraph& graph, const std::ve
   for (const sim::Stream& st : graph.streams()) {
     auto& iv = intervals[{st.gpu, st.partition}];
     for (uint32_t o : st.ops)
-      if (ops[o].done && ops[o].end > ops[o].start && !graph.by_copy_engine(graph.ops()[o]))
+      if (ops[o].done() && ops[o].end > ops[o].start && !graph.by_copy_engine(graph.ops()[o]))
         iv.emplace_back(ops[o].start, ops[o].end);
   }
   std::vector<int> gpus;

@@ -67,7 +67,7 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
   std::map<int, GpuOps> by_gpu;
   for (const sim::Stream& st : g.streams())
     for (uint32_t o : st.ops) {
-      if (!ex.ops[o].done) continue;
+      if (!ex.ops[o].done()) continue;
       (ops[o].kind == sim::OpKind::kComm ? by_gpu[st.gpu].comm : by_gpu[st.gpu].compute).push_back(o);
     }
   const auto iv = [&](uint32_t o) { return Interval{ex.ops[o].start.ps_count(), ex.ops[o].end.ps_count()}; };
@@ -200,7 +200,7 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
     Row& row = groups[{static_cast<int>(c.kind), c.gpus.size(), c.bytes}];
     ++row.count;
     for (uint32_t op : c.ops) {
-      if (!ex.ops[op].done) continue;
+      if (!ex.ops[op].done()) continue;
       const auto [s, e] = iv(op);
       const int gpu = g.streams()[ops[op].stream].gpu;
       const int64_t hidden = covered(compute_cover[gpu], s, e);

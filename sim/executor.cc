@@ -11,7 +11,8 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
     : engine_(engine), net_(net), routing_(routing), cost_(cost), pools_(pools), graph_(graph) {
   const auto& ops = graph_.ops();
   const size_t n = ops.size();
-  state_.resize(n);
+  pending_.assign(n, 0);
+  slot_of_.assign(n, UINT32_MAX);
   timing_.resize(n);
   coll_.resize(graph_.collectives().size());
   gemm_sms_.assign(pools_.size(), 0);
@@ -20,9 +21,9 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   for (const Stream& s : graph_.streams())
     for (size_t i = 0; i < s.ops.size(); ++i) {
       if (i + 1 < s.ops.size()) next_in_stream_[s.ops[i]] = s.ops[i + 1];
-      if (i > 0) ++state_[s.ops[i]].pending;
+      if (i > 0) ++pending_[s.ops[i]];
     }
-  for (const DepEdge& d : graph_.deps()) ++state_[d.later].pending;
+  for (const DepEdge& d : graph_.deps()) ++pending_[d.later];
   dependents_ = graph_.dependents_of_each();
   if (cost_.power_capped()) {
     power_.resize(routing_.gpu_count());
@@ -38,15 +39,16 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
 }
 
 ExecResult Executor::run() {
-  for (uint32_t o = 0; o < state_.size(); ++o)
-    if (state_[o].pending == 0) ready_.push_back(o);
+  for (uint32_t o = 0; o < pending_.size(); ++o)
+    if (pending_[o] == 0) ready_.push_back(o);
   if (observer_)  // the clock every GPU starts at, so that a trace's counter has a first value
     for (int g = 0; g < static_cast<int>(power_.size()); ++g) observer_->on_clock(g, engine_.now(), power_[g].MHz);
   drain();
   engine_.run();
   ExecResult r;
   for (uint32_t o = 0; o < timing_.size(); ++o) {
-    if (!timing_[o].done) r.stuck_ops.push_back(o);
+    if (!timing_[o].done())
+      r.stuck_ops.push_back(o);
     else r.makespan = std::max(r.makespan, timing_[o].end);
   }
   r.ops = std::move(timing_);
@@ -58,8 +60,8 @@ ExecResult Executor::run() {
 }
 
 void Executor::make_ready(uint32_t op) {
-  assert(state_[op].pending > 0);
-  if (--state_[op].pending == 0) ready_.push_back(op);
+  assert(pending_[op] > 0);
+  if (--pending_[op] == 0) ready_.push_back(op);
 }
 
 // Launching can finish ops at once (a collective over one rank); a queue keeps that iterative.
@@ -106,14 +108,15 @@ void Executor::launch_compute(uint32_t op) {
     const double others = net_.load_now(routing_.hbm(s.gpu)).bytes_per_s();
     c.hbm_bytes = cost_.gemm_hbm_bytes(s.gpu, graph_.gemms()[o.payload], max_sms, others);
   }
-  state_[op].work = c.hbm_bytes;
-  state_[op].kernel = pool.start(s.partition, max_sms, [this, op](int sms) { on_compute_share(op, sms); });
+  hold_state(op);
+  state(op).work = c.hbm_bytes;
+  state(op).kernel = pool.start(s.partition, max_sms, [this, op](int sms) { on_compute_share(op, sms); });
 }
 
 void Executor::on_compute_share(uint32_t op, int sms) {
   const Op& o = graph_.ops()[op];
   const Stream& s = graph_.streams()[o.stream];
-  OpState& st = state_[op];
+  OpState& st = state(op);
   const bool gemm = o.kind == OpKind::kGemm;
   Time t;
   if (sms > 0)
@@ -140,8 +143,8 @@ void Executor::on_compute_share(uint32_t op, int sms) {
     if (st.on_hbm) path_.push_back(routing_.hbm(s.gpu));
     st.flow = net_.start_flow(path_, st.work, bw, [this, op] {
       const int gpu = graph_.streams()[graph_.ops()[op].stream].gpu;
-      if (graph_.ops()[op].kind == OpKind::kGemm) add_gemm_sms(gpu, -state_[op].sms);
-      pools_[gpu].end(state_[op].kernel);
+      if (graph_.ops()[op].kind == OpKind::kGemm) add_gemm_sms(gpu, -state(op).sms);
+      pools_[gpu].end(state(op).kernel);
       if (!power_.empty()) set_draw(gpu, op, {}, Time(), false);
       finish(op);
     });
@@ -162,7 +165,7 @@ double Executor::clock_stretch(uint32_t op) const {
 }
 
 double Executor::compute_cap(uint32_t op, Time t) const {
-  const OpState& st = state_[op];
+  const OpState& st = state(op);
   if (st.sms == 0) return 0;  // no SMs: the kernel waits for some
   // A kernel with no compute time is done as soon as it runs: at once over HBM, or within one
   // picosecond for a path-less unit of work (a path-less flow needs a finite rate).
@@ -214,9 +217,9 @@ void Executor::power_tick(int gpu) {
     g.stretch = cost_.gemm_stretch(gpu, MHz);
     if (observer_) observer_->on_clock(gpu, engine_.now(), MHz);
     for (const RunningDraw& r : g.running) {
-      if (r.ref == Time() || state_[r.op].sms == 0) continue;
-      net_.set_cap(state_[r.op].flow,
-                   Bandwidth::bytes_per_s(compute_cap(r.op, Time::from_seconds_ceil(r.ref.to_seconds() * clock_stretch(r.op)))));
+      if (r.ref == Time() || state(r.op).sms == 0) continue;
+      net_.set_cap(state(r.op).flow, Bandwidth::bytes_per_s(compute_cap(
+                                         r.op, Time::from_seconds_ceil(r.ref.to_seconds() * clock_stretch(r.op)))));
     }
   }
   // Ticks stop once the GPU has drawn nothing for a whole window and is back at its idle clock, so
@@ -253,7 +256,7 @@ double Executor::offered_alone(int gpu, double rate) const {
 void Executor::launch_comm(uint32_t op) {
   const Op& o = graph_.ops()[op];
   const Stream& s = graph_.streams()[o.stream];
-  OpState& st = state_[op];
+  OpState& st = hold_state(op);
   st.copy_link = net_.add_link("", Bandwidth(), Time());
   SmPool& pool = pools_[s.gpu];
   const int gpu = s.gpu;
@@ -263,8 +266,8 @@ void Executor::launch_comm(uint32_t op) {
   const int partition_sms = pool.partition(s.partition).sms;
   const int max_sms = col.grid_sms > 0 ? std::min(col.grid_sms, partition_sms) : partition_sms;
   st.kernel = pool.start(s.partition, max_sms, [this, op, gpu](int sms) {
-    state_[op].sms = sms;
-    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
+    state(op).sms = sms;
+    net_.set_capacity(state(op).copy_link, cost_.comm_copy_rate(gpu, sms, gemm_sms_[gpu]));
     repace(op);
   });
   CollectiveState& cs = coll_[c];
@@ -290,7 +293,7 @@ void Executor::start_phase(uint32_t c) {
     const int src = col.gpus[t.src];
     const int dst = col.gpus[t.dst];
     path_.clear();
-    path_.push_back(state_[col.ops[t.src]].copy_link);
+    path_.push_back(state(col.ops[t.src]).copy_link);
     path_.push_back(routing_.hbm(src));  // read
     if (src != dst) {
       routing_.route(src, dst, path_);
@@ -333,8 +336,8 @@ void Executor::finish_collective(uint32_t c) {
     const auto it = std::find(live.begin(), live.end(), op);
     assert(it != live.end() && "a communication kernel ended that was not running");
     live.erase(it);
-    pools_[s.gpu].end(state_[op].kernel);
-    net_.remove_link(state_[op].copy_link);
+    pools_[s.gpu].end(state(op).kernel);
+    net_.remove_link(state(op).copy_link);
   }
   for (uint32_t op : col.ops) finish(op);
 }
@@ -362,14 +365,14 @@ void Executor::add_gemm_sms(int gpu, int delta) {
   gemm_sms_[gpu] += delta;
   assert(gemm_sms_[gpu] >= 0 && "a GEMM gave back SMs it did not hold");
   for (uint32_t op : live_comm_[gpu])
-    net_.set_capacity(state_[op].copy_link, cost_.comm_copy_rate(gpu, state_[op].sms, gemm_sms_[gpu]));
+    net_.set_capacity(state(op).copy_link, cost_.comm_copy_rate(gpu, state(op).sms, gemm_sms_[gpu]));
 }
 
 Bandwidth Executor::paced_cap(uint32_t op, double bytes) const {
   const Op& o = graph_.ops()[op];
   const Collective& col = graph_.collectives()[o.payload];
   const int gpu = graph_.streams()[o.stream].gpu;
-  return Bandwidth::bytes_per_s(cost_.comm_kernel_pace(gpu, state_[op].sms).bytes_per_s() * bytes / col.paced_bytes);
+  return Bandwidth::bytes_per_s(cost_.comm_kernel_pace(gpu, state(op).sms).bytes_per_s() * bytes / col.paced_bytes);
 }
 
 void Executor::repace(uint32_t op) {
@@ -378,9 +381,25 @@ void Executor::repace(uint32_t op) {
     if (f.live && f.op == op) net_.set_cap(f.flow, paced_cap(op, f.bytes));
 }
 
+Executor::OpState& Executor::hold_state(uint32_t op) {
+  assert(slot_of_[op] == UINT32_MAX);
+  if (free_slots_.empty()) {
+    slot_of_[op] = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    slot_of_[op] = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot_of_[op]] = OpState{};
+  }
+  return slots_[slot_of_[op]];
+}
+
 void Executor::finish(uint32_t op) {
   timing_[op].end = engine_.now();
-  timing_[op].done = true;
+  if (slot_of_[op] != UINT32_MAX) {
+    free_slots_.push_back(slot_of_[op]);
+    slot_of_[op] = UINT32_MAX;
+  }
   if (observer_) observer_->on_op_end(op, engine_.now());
   if (next_in_stream_[op] != UINT32_MAX) make_ready(next_in_stream_[op]);
   for (uint32_t d : dependents_.of(op)) make_ready(d);

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "sim/collective_plan.h"
@@ -37,8 +38,8 @@ namespace cs::sim {
 
 struct OpTiming {
   Time start;
-  Time end;
-  bool done = false;
+  Time end = Time::max();  // Time::max(): it never finished
+  bool done() const { return end != Time::max(); }
 };
 
 class ExecObserver {
@@ -69,8 +70,9 @@ class Executor {
   ExecResult run();
 
  private:
+  // What a kernel holds while it runs: only running ops have one (slots are reused), since a
+  // step's ops are tens of millions and a few thousand run at once.
   struct OpState {
-    uint32_t pending = 0;  // unfinished prerequisites
     SmPool::KernelSlot kernel;
     FlowId flow;
     LinkId copy_link;
@@ -138,7 +140,15 @@ class Executor {
   const OpGraph& graph_;
   ExecObserver* observer_ = nullptr;
 
-  std::vector<OpState> state_;
+  std::vector<uint32_t> pending_;  // per op: unfinished prerequisites
+  // Per op, its slot in `slots_` while it runs (UINT32_MAX otherwise). A deque: a slot taken while
+  // another op's state is held by reference leaves that reference valid.
+  std::vector<uint32_t> slot_of_;
+  std::deque<OpState> slots_;
+  std::vector<uint32_t> free_slots_;
+  OpState& hold_state(uint32_t op);  // takes a slot for `op`, which starts running
+  OpState& state(uint32_t op) { return slots_[slot_of_[op]]; }
+  const OpState& state(uint32_t op) const { return slots_[slot_of_[op]]; }
   std::vector<CollectiveState> coll_;
   OpLists dependents_;  // per op, the ops waiting on it
   std::vector<uint32_t> next_in_stream_;

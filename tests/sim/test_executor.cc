@@ -288,7 +288,7 @@ TEST_CASE("ops caught in a dependency cycle are reported as stuck, not run") {
   auto free_op = g.add_gemm(g.add_stream(0, 0, "c"), kGemm, "free");
   const auto r = w.run(g);
   CHECK(r.stuck_ops == std::vector<uint32_t>{x.v, y.v});
-  CHECK(r.ops[free_op.v].done);
+  CHECK(r.ops[free_op.v].done());
 }
 
 TEST_CASE("the same graph run twice gives identical timings") {
