@@ -1,5 +1,7 @@
 #include "models/op_workload.h"
 
+#include <algorithm>
+#include <cassert>
 #include <map>
 #include <string>
 #include <utility>
@@ -63,6 +65,29 @@ uint32_t find_cycle(const sim::OpGraph& g, const std::vector<Origin>& origin) {
 }
 
 }  // namespace
+
+void OpPositions::assign(size_t ops, SourcePos pos) {
+  first_.clear();
+  pos_.clear();
+  ops_ = 0;
+  if (ops == 0) return;
+  first_.push_back(0);
+  pos_.push_back(pos);
+  ops_ = ops;
+}
+
+void OpPositions::push_back(SourcePos pos) {
+  if (pos_.empty() || pos_.back().line != pos.line || pos_.back().col != pos.col) {
+    first_.push_back(static_cast<uint32_t>(ops_));
+    pos_.push_back(pos);
+  }
+  ++ops_;
+}
+
+SourcePos OpPositions::operator[](uint32_t op) const {
+  assert(op < ops_);
+  return pos_[std::upper_bound(first_.begin(), first_.end(), op) - first_.begin() - 1];
+}
 
 OpWorkload build_op_workload(const Scenario& sc) {
   if (sc.model) return build_model_workload(*sc.model, sc.cluster);
@@ -152,7 +177,6 @@ OpWorkload build_op_workload(const Scenario& sc) {
     const SourcePos pos = !spec->after.empty() ? spec->after.front().pos : spec->pos;
     fail_at(sc, pos, "dependency cycle: op '" + spec->label + "' waits, through 'after', for ops that wait for it");
   }
-  w.op_pos.reserve(origin.size());
   for (const Origin& o : origin) w.op_pos.push_back(o.spec->pos);
   return w;
 }

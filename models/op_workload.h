@@ -4,6 +4,7 @@
 // are UserErrors at the position of the offending entry.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,12 +15,27 @@
 
 namespace cs::models {
 
+// Where the file defines each engine op, kept as runs of equal positions: a model workload's tens
+// of millions of ops all come from its one `workload:` entry.
+class OpPositions {
+ public:
+  void assign(size_t ops, SourcePos pos);  // `ops` ops, all at `pos`
+  void push_back(SourcePos pos);           // the next op
+  SourcePos operator[](uint32_t op) const;
+  size_t size() const { return ops_; }
+
+ private:
+  std::vector<uint32_t> first_;  // per run: its first op
+  std::vector<SourcePos> pos_;   // per run: its position
+  size_t ops_ = 0;
+};
+
 struct OpWorkload {
   sim::OpGraph graph;
   std::vector<std::string> stream_names;              // per workload stream
   std::vector<std::string> stream_partitions;         // its SM partition's name (copy-engine sends hold none of it)
   std::vector<std::vector<uint32_t>> engine_streams;  // per workload stream: one per GPU
-  std::vector<SourcePos> op_pos;                      // per engine op: where the file defines it
+  OpPositions op_pos;                                 // per engine op: where the file defines it
   std::optional<PipelineRecord> pipeline;             // whole-step pipeline workloads only
 };
 

@@ -208,7 +208,7 @@ workload:
   w.stream_names = {"pp_p2p"};
   w.stream_partitions = {"compute"};
   w.engine_streams = {{s.v}};
-  w.op_pos.resize(1);
+  w.op_pos.assign(1, {});
   const double simulated_ms = models::run_scenario(sc, w).makespan.to_ms();
   std::sort(measured_ms.begin(), measured_ms.end());
   INFO("simulated " << simulated_ms << " ms; measured " << measured_ms.front() << " to " << measured_ms.back() << " ms");
