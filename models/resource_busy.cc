@@ -47,20 +47,25 @@ std::vector<ResourceBusy> resource_busy(const sim::OpGraph& graph, const std::ve
   std::vector<ResourceBusy> out;
   if (makespan <= sim::Time()) return out;
   const double span = makespan.to_seconds();
-  // (gpu, partition) -> its ops' intervals.
-  std::map<std::pair<int, int>, std::vector<std::pair<sim::Time, sim::Time>>> intervals;
-  for (const sim::Stream& st : graph.streams()) {
-    auto& iv = intervals[{st.gpu, st.partition}];
-    for (uint32_t o : st.ops)
-      if (ops[o].done() && ops[o].end > ops[o].start && !graph.by_copy_engine(graph.ops()[o]))
-        iv.emplace_back(ops[o].start, ops[o].end);
-  }
+  // (gpu, partition) -> its streams; their ops' intervals are gathered one partition at a time, so
+  // that a step of 80 M ops never holds them all at once.
+  std::map<std::pair<int, int>, std::vector<uint32_t>> streams_of;
+  for (uint32_t s = 0; s < graph.streams().size(); ++s)
+    streams_of[{graph.streams()[s].gpu, graph.streams()[s].partition}].push_back(s);
   std::vector<int> gpus;
-  for (const auto& [key, iv] : intervals)
+  for (const auto& [key, streams] : streams_of)
     if (gpus.empty() || gpus.back() != key.first) gpus.push_back(key.first);
   std::vector<Tally> sm(partitions.size());
-  for (auto& [key, iv] : intervals)
-    if (key.second >= 0 && key.second < static_cast<int>(sm.size())) sm[key.second].add(union_length(iv).to_seconds() / span);
+  std::vector<std::pair<sim::Time, sim::Time>> iv;
+  for (const auto& [key, streams] : streams_of) {
+    if (key.second < 0 || key.second >= static_cast<int>(sm.size())) continue;
+    iv.clear();
+    for (uint32_t s : streams)
+      for (uint32_t o : graph.streams()[s].ops)
+        if (ops[o].done() && ops[o].end > ops[o].start && !graph.by_copy_engine(graph.ops()[o]))
+          iv.emplace_back(ops[o].start, ops[o].end);
+    sm[key.second].add(union_length(iv).to_seconds() / span);
+  }
   for (size_t p = 0; p < partitions.size(); ++p)
     if (sm[p].gpus > 0) out.push_back({partitions[p].name + " SMs", sm[p].gpus, sm[p].sum / sm[p].gpus, sm[p].max});
   std::vector<std::pair<std::string, Tally>> links;  // in the fabric's order
