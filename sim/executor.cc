@@ -12,7 +12,6 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   const auto& ops = graph_.ops();
   const size_t n = ops.size();
   pending_.assign(n, 0);
-  slot_of_.assign(n, UINT32_MAX);
   timing_.resize(n);
   coll_.resize(graph_.collectives().size());
   gemm_sms_.assign(pools_.size(), 0);
@@ -382,24 +381,22 @@ void Executor::repace(uint32_t op) {
 }
 
 Executor::OpState& Executor::hold_state(uint32_t op) {
-  assert(slot_of_[op] == UINT32_MAX);
+  assert(pending_[op] == 0 && "only an op that no longer waits runs");
   if (free_slots_.empty()) {
-    slot_of_[op] = static_cast<uint32_t>(slots_.size());
+    pending_[op] = static_cast<uint32_t>(slots_.size());
     slots_.emplace_back();
   } else {
-    slot_of_[op] = free_slots_.back();
+    pending_[op] = free_slots_.back();
     free_slots_.pop_back();
-    slots_[slot_of_[op]] = OpState{};
+    slots_[pending_[op]] = OpState{};
   }
-  return slots_[slot_of_[op]];
+  return slots_[pending_[op]];
 }
 
 void Executor::finish(uint32_t op) {
   timing_[op].end = engine_.now();
-  if (slot_of_[op] != UINT32_MAX) {
-    free_slots_.push_back(slot_of_[op]);
-    slot_of_[op] = UINT32_MAX;
-  }
+  // Every op but a copy-engine send ran as a kernel and held a slot.
+  if (!graph_.by_copy_engine(graph_.ops()[op])) free_slots_.push_back(pending_[op]);
   if (observer_) observer_->on_op_end(op, engine_.now());
   if (next_in_stream_[op] != UINT32_MAX) make_ready(next_in_stream_[op]);
   for (uint32_t d : dependents_.of(op)) make_ready(d);

@@ -140,15 +140,15 @@ class Executor {
   const OpGraph& graph_;
   ExecObserver* observer_ = nullptr;
 
-  std::vector<uint32_t> pending_;  // per op: unfinished prerequisites
-  // Per op, its slot in `slots_` while it runs (UINT32_MAX otherwise). A deque: a slot taken while
-  // another op's state is held by reference leaves that reference valid.
-  std::vector<uint32_t> slot_of_;
+  // Per op: its unfinished prerequisites until it is ready; from then on, once it runs as a kernel,
+  // its slot in `slots_` (one word for both: an op runs only after its count reached 0).
+  std::vector<uint32_t> pending_;
+  // A deque: a slot taken while another op's state is held by reference leaves that reference valid.
   std::deque<OpState> slots_;
   std::vector<uint32_t> free_slots_;
   OpState& hold_state(uint32_t op);  // takes a slot for `op`, which starts running
-  OpState& state(uint32_t op) { return slots_[slot_of_[op]]; }
-  const OpState& state(uint32_t op) const { return slots_[slot_of_[op]]; }
+  OpState& state(uint32_t op) { return slots_[pending_[op]]; }  // a running kernel's
+  const OpState& state(uint32_t op) const { return slots_[pending_[op]]; }
   std::vector<CollectiveState> coll_;
   OpLists dependents_;  // per op, the ops waiting on it
   std::vector<uint32_t> next_in_stream_;
