@@ -72,6 +72,7 @@ const char* collective_name(CollectiveKind k) {
 }
 
 StreamId OpGraph::add_stream(int gpu, int partition, std::string name) {
+  if (streams_.size() >= (size_t{1} << 30)) throw std::length_error("op graph: more than 2^30 streams");
   streams_.push_back(Stream{gpu, partition, std::move(name), {}});
   return StreamId{static_cast<uint32_t>(streams_.size() - 1)};
 }

@@ -90,12 +90,14 @@ struct Stream {
   std::vector<uint32_t> ops;  // in execution order
 };
 
+// Twelve bytes (the kind packed beside the stream): a DeepSeek-V3 step at every GPU has 80 M ops.
 struct Op {
-  OpKind kind = OpKind::kCompute;
-  uint32_t stream = 0;
-  uint32_t label = 0;    // index into OpGraph::labels()
-  uint32_t payload = 0;  // index into gemms, computes or collectives, by kind
+  OpKind kind : 2 = OpKind::kCompute;
+  uint32_t stream : 30 = 0;  // OpGraph::add_stream refuses more streams than fit
+  uint32_t label = 0;        // index into OpGraph::labels()
+  uint32_t payload = 0;      // index into gemms, computes or collectives, by kind
 };
+static_assert(sizeof(Op) == 12);
 
 // `later` starts only after `earlier` has finished (besides its stream predecessor).
 struct DepEdge {
