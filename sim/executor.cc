@@ -16,12 +16,9 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   coll_.resize(graph_.collectives().size());
   gemm_sms_.assign(pools_.size(), 0);
   live_comm_.resize(pools_.size());
-  next_in_stream_.assign(n, UINT32_MAX);
+  ran_in_stream_.assign(graph_.streams().size(), 0);
   for (const Stream& s : graph_.streams())
-    for (size_t i = 0; i < s.ops.size(); ++i) {
-      if (i + 1 < s.ops.size()) next_in_stream_[s.ops[i]] = s.ops[i + 1];
-      if (i > 0) ++pending_[s.ops[i]];
-    }
+    for (size_t i = 1; i < s.ops.size(); ++i) ++pending_[s.ops[i]];
   for (const DepEdge& d : graph_.deps()) ++pending_[d.later];
   dependents_ = graph_.dependents_of_each();
   if (cost_.power_capped()) {
@@ -398,7 +395,10 @@ void Executor::finish(uint32_t op) {
   // Every op but a copy-engine send ran as a kernel and held a slot.
   if (!graph_.by_copy_engine(graph_.ops()[op])) free_slots_.push_back(pending_[op]);
   if (observer_) observer_->on_op_end(op, engine_.now());
-  if (next_in_stream_[op] != UINT32_MAX) make_ready(next_in_stream_[op]);
+  const std::vector<uint32_t>& stream = graph_.streams()[graph_.ops()[op].stream].ops;
+  uint32_t& ran = ran_in_stream_[graph_.ops()[op].stream];
+  assert(stream[ran] == op && "a stream's ops finish in its order: each waits for the one before");
+  if (++ran < stream.size()) make_ready(stream[ran]);
   for (uint32_t d : dependents_.of(op)) make_ready(d);
   drain();
 }

@@ -151,7 +151,9 @@ class Executor {
   const OpState& state(uint32_t op) const { return slots_[pending_[op]]; }
   std::vector<CollectiveState> coll_;
   OpLists dependents_;  // per op, the ops waiting on it
-  std::vector<uint32_t> next_in_stream_;
+  // Per stream: its ops finished so far. A stream's ops finish in order (each waits for the one
+  // before), so the next to make ready is found there rather than stored for every op.
+  std::vector<uint32_t> ran_in_stream_;
   std::vector<OpTiming> timing_;
   std::vector<uint32_t> ready_;
   std::vector<int> gemm_sms_;                     // per GPU: SMs its GEMMs hold now
