@@ -9,8 +9,7 @@ namespace cs::sim {
 Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, const CostModel& cost,
                    std::vector<SmPool>& pools, const OpGraph& graph)
     : engine_(engine), net_(net), routing_(routing), cost_(cost), pools_(pools), graph_(graph) {
-  const auto& ops = graph_.ops();
-  const size_t n = ops.size();
+  const size_t n = graph_.ops().size();
   pending_.assign(n, 0);
   timing_.resize(n);
   coll_.resize(graph_.collectives().size());
@@ -394,11 +393,12 @@ Executor::OpState& Executor::hold_state(uint32_t op) {
 
 void Executor::finish(uint32_t op) {
   timing_[op].end = engine_.now();
+  const Op& o = graph_.ops()[op];
   // Every op but a copy-engine send ran as a kernel and held a slot.
-  if (!graph_.by_copy_engine(graph_.ops()[op])) free_slots_.push_back(pending_[op]);
+  if (!graph_.by_copy_engine(o)) free_slots_.push_back(pending_[op]);
   if (observer_) observer_->on_op_end(op, engine_.now());
-  const std::vector<uint32_t>& stream = graph_.streams()[graph_.ops()[op].stream].ops;
-  uint32_t& ran = ran_in_stream_[graph_.ops()[op].stream];
+  const std::vector<uint32_t>& stream = graph_.streams()[o.stream].ops;
+  uint32_t& ran = ran_in_stream_[o.stream];
   assert(stream[ran] == op && "a stream's ops finish in its order: each waits for the one before");
   if (++ran < stream.size()) make_ready(stream[ran]);
   for (uint32_t d : dependents_.of(op)) make_ready(d);

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "sim/word_hash.h"
+
 namespace cs::sim {
 
 namespace {
@@ -26,17 +28,6 @@ void make_key(const MaxMinProblem& p, std::vector<uint64_t>& key) {
   append_words(key, p.path_link);
 }
 
-// FNV-style over whole words, then a final avalanche: a few instructions per word, since hashing
-// runs at every reallocation. A hit is confirmed by comparing bits, so a weak hash can cost a
-// comparison but never a wrong answer.
-uint64_t hash_of(const std::vector<uint64_t>& key) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint64_t w : key) h = (h ^ w) * 0x100000001b3ull;
-  h ^= h >> 29;
-  h *= 0xbf58476d1ce4e5b9ull;
-  return h ^ (h >> 32);
-}
-
 }  // namespace
 
 void MaxMinMemo::forget() {
@@ -58,7 +49,7 @@ void MaxMinMemo::grow() {
 
 const std::vector<double>& MaxMinMemo::solve(const MaxMinProblem& p) {
   make_key(p, key_);
-  const uint64_t h = hash_of(key_);
+  const uint64_t h = hash_words(key_);  // runs at every reallocation
   if (table_.empty()) grow();
   size_t mask = table_.size() - 1;
   size_t i = h & mask;

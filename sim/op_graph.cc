@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <stdexcept>
 
+#include "sim/word_hash.h"
+
 namespace cs::sim {
 
 int dtype_bytes(DType t) {
@@ -104,9 +106,7 @@ uint64_t bits(double v) {
 }
 
 size_t mix(std::initializer_list<uint64_t> words) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (uint64_t w : words) h = (h ^ w) * 0x100000001b3ull;
-  return static_cast<size_t>(h ^ (h >> 29));
+  return static_cast<size_t>(hash_words(std::span(words.begin(), words.size())));
 }
 
 // The index of `v` in `list`, appended the first time it is seen.
