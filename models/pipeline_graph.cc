@@ -359,6 +359,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
     rank_streams[r].after = std::move(batch_waits[r]);  // the batches after its last task
   }
   rec.optimizer = emit_optimizer_step(w.graph, mw, cl, rank_streams);
+  w.graph.shrink_to_fit();
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
   w.pipeline = std::move(rec);
   return w;

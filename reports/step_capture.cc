@@ -50,6 +50,17 @@ struct GpuOps {
   std::vector<uint32_t> compute, comm;
 };
 
+// A GPU's finished ops, compute and communication apart, in stream order.
+GpuOps ops_of_gpu(const sim::OpGraph& g, const std::vector<uint32_t>& streams, const sim::ExecResult& ex) {
+  GpuOps out;
+  for (uint32_t s : streams)
+    for (uint32_t o : g.streams()[s].ops) {
+      if (!ex.ops[o].done()) continue;
+      (g.ops()[o].kind == sim::OpKind::kComm ? out.comm : out.compute).push_back(o);
+    }
+  return out;
+}
+
 // Gantt categories: compute by the pipeline task it belongs to, then communication by kind.
 enum ComputeCat { kFwd, kBwd, kBwdInput, kBwdWeight, kFwdBwd, kOptimizer, kOtherCompute, kComputeCats };
 const char* const kComputeNames[kComputeCats] = {"forward",           "backward",  "backward (input)",
@@ -64,62 +75,75 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
   const auto& ops = g.ops();
   const int64_t step = ex.makespan.ps_count();
 
-  std::map<int, GpuOps> by_gpu;
-  for (const sim::Stream& st : g.streams())
-    for (uint32_t o : st.ops) {
-      if (!ex.ops[o].done()) continue;
-      (ops[o].kind == sim::OpKind::kComm ? by_gpu[st.gpu].comm : by_gpu[st.gpu].compute).push_back(o);
-    }
+  // Per GPU its streams: the figures below read one GPU's ops at a time, never every op at once
+  // (a step at full fidelity runs 80 M of them).
+  std::map<int, std::vector<uint32_t>> streams_of_gpu;
+  for (uint32_t s = 0; s < g.streams().size(); ++s) streams_of_gpu[g.streams()[s].gpu].push_back(s);
   const auto iv = [&](uint32_t o) { return Interval{ex.ops[o].start.ps_count(), ex.ops[o].end.ps_count()}; };
   const auto kind_of = [&](uint32_t o) { return static_cast<int>(g.collectives()[ops[o].payload].kind); };
+  // Its computing time, for what it hides of its communication.
+  const auto compute_cover = [&](const GpuOps& o) {
+    std::vector<Interval> v;
+    for (uint32_t op : o.compute) v.push_back(iv(op));
+    return merged(std::move(v));
+  };
 
   // Pipeline runs: which ops are the optimizer's, and which task each op ran in.
-  std::vector<int8_t> cat(ops.size(), kOtherCompute);
   std::vector<std::pair<std::string, int>> roles;  // label, gpu
   const models::PipelineRecord* rec = work.pipeline ? &*work.pipeline : nullptr;
+  std::vector<int> stream_rank(g.streams().size(), -1);
+  std::vector<uint32_t> optimizer_ops;
   if (rec) {
-    std::vector<int> stream_rank(g.streams().size(), -1);
     for (int r = 0; r < rec->ranks; ++r) {
       for (uint32_t s : rec->streams[r]) stream_rank[s] = r;
       if (!rec->streams[r].empty()) roles.emplace_back("rank " + std::to_string(r), g.streams()[rec->streams[r][0]].gpu);
     }
-    for (const models::ChunkSpan& sp : rec->spans)
-      for (uint32_t o = sp.first_op; o < sp.end_op; ++o)
-        if (stream_rank[ops[o].stream] == sp.rank) cat[o] = static_cast<int8_t>(sp.kind);
-    for (const auto& opt : rec->optimizer)
-      for (uint32_t o : opt) cat[o] = kOptimizer;
+    for (const auto& opt : rec->optimizer) optimizer_ops.insert(optimizer_ops.end(), opt.begin(), opt.end());
+    std::sort(optimizer_ops.begin(), optimizer_ops.end());
   } else {
-    std::vector<int> gpus;
-    for (const auto& [gpu, _] : by_gpu) gpus.push_back(gpu);
+    std::vector<int> gpus;  // those that ran an op
+    for (const auto& [gpu, streams] : streams_of_gpu)
+      if (std::any_of(streams.begin(), streams.end(), [&](uint32_t s) {
+            const auto& l = g.streams()[s].ops;
+            return std::any_of(l.begin(), l.end(), [&](uint32_t o) { return ex.ops[o].done(); });
+          }))
+        gpus.push_back(gpu);
     const size_t n = std::min(gpus.size(), kMaxRoles);
     for (size_t i = 0; i < n; ++i) {
       const int gpu = gpus[n > 1 ? i * (gpus.size() - 1) / (n - 1) : 0];
       roles.emplace_back("GPU " + std::to_string(gpu), gpu);
     }
   }
-
-  // Each GPU's computing time, for what it hides of its communication.
-  std::map<int, std::vector<Interval>> compute_cover;
-  for (const auto& [gpu, o] : by_gpu) {
-    std::vector<Interval> v;
-    for (uint32_t op : o.compute) v.push_back(iv(op));
-    compute_cover[gpu] = merged(std::move(v));
-  }
+  // An op's category: the optimizer's, else the kind of the task of its rank whose ops it lies among
+  // (the record's spans are disjoint and ascending), else other compute.
+  const auto cat_of = [&](uint32_t o) -> int {
+    if (!rec) return kOtherCompute;
+    if (std::binary_search(optimizer_ops.begin(), optimizer_ops.end(), o)) return kOptimizer;
+    const auto& spans = rec->spans;
+    const auto it = std::upper_bound(spans.begin(), spans.end(), o,
+                                     [](uint32_t op, const models::ChunkSpan& sp) { return op < sp.first_op; });
+    if (it == spans.begin()) return kOtherCompute;
+    const models::ChunkSpan& sp = *std::prev(it);
+    return o < sp.end_op && stream_rank[ops[o].stream] == sp.rank ? static_cast<int>(sp.kind) : kOtherCompute;
+  };
 
   json roles_json = json::array();
   for (const auto& [label, gpu] : roles) {
-    const GpuOps& o = by_gpu[gpu];
+    const GpuOps o = ops_of_gpu(g, streams_of_gpu[gpu], ex);
+    const std::vector<Interval> cover = compute_cover(o);
     // Layers, highest first: optimizer, compute, then communication by kind.
     std::vector<std::vector<Interval>> layer(2 + kKinds);
     int64_t last_pipeline_end = 0;
     for (uint32_t op : o.compute) {
-      layer[cat[op] == kOptimizer ? 0 : 1].push_back(iv(op));
-      if (cat[op] != kOptimizer) last_pipeline_end = std::max(last_pipeline_end, iv(op).second);
+      const bool optimizer = cat_of(op) == kOptimizer;
+      layer[optimizer ? 0 : 1].push_back(iv(op));
+      if (!optimizer) last_pipeline_end = std::max(last_pipeline_end, iv(op).second);
     }
     for (uint32_t op : o.comm) {
       // The optimizer's gradient synchronisation counts as the optimizer step, as in DeepSeek's breakdown.
-      layer[cat[op] == kOptimizer ? 0 : 2 + kind_of(op)].push_back(iv(op));
-      if (cat[op] != kOptimizer) last_pipeline_end = std::max(last_pipeline_end, iv(op).second);
+      const bool optimizer = cat_of(op) == kOptimizer;
+      layer[optimizer ? 0 : 2 + kind_of(op)].push_back(iv(op));
+      if (!optimizer) last_pipeline_end = std::max(last_pipeline_end, iv(op).second);
     }
     std::vector<int64_t> own(layer.size(), 0), overlapped(kKinds, 0);
     std::vector<Interval> above;  // union of the layers already counted
@@ -127,7 +151,7 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
       const std::vector<Interval> u = merged(layer[l]);
       for (const auto& [s, e] : u) own[l] += (e - s) - covered(above, s, e);
       if (l >= 2)
-        for (const auto& [s, e] : u) overlapped[l - 2] += covered(compute_cover[gpu], s, e);
+        for (const auto& [s, e] : u) overlapped[l - 2] += covered(cover, s, e);
       above.insert(above.end(), u.begin(), u.end());
       above = merged(std::move(above));
     }
@@ -160,10 +184,10 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
   for (size_t p : picks) {
     const auto& [label, gpu] = roles[p];
     for (int track = 0; track < 2; ++track) {
-      const GpuOps& o = by_gpu[gpu];
+      const GpuOps o = ops_of_gpu(g, streams_of_gpu[gpu], ex);
       std::vector<std::tuple<int64_t, int64_t, int>> bars;
       for (uint32_t op : track == 0 ? o.compute : o.comm)
-        bars.emplace_back(iv(op).first, iv(op).second, track == 0 ? cat[op] : kComputeCats + kind_of(op));
+        bars.emplace_back(iv(op).first, iv(op).second, track == 0 ? cat_of(op) : kComputeCats + kind_of(op));
       std::sort(bars.begin(), bars.end());
       json out = json::array();
       // Merge runs of one category closer than a pixel: thousands of kernels become a few hundred bars.
@@ -196,14 +220,21 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
     std::set<int> gpus;  // that ran its kernels (with mirrored fidelity, fewer than its ranks)
   };
   std::map<std::tuple<int, size_t, double>, Row> groups;
-  for (const sim::Collective& c : g.collectives()) {
-    Row& row = groups[{static_cast<int>(c.kind), c.gpus.size(), c.bytes}];
-    ++row.count;
-    for (uint32_t op : c.ops) {
-      if (!ex.ops[op].done()) continue;
+  std::vector<Row*> row_of(g.collectives().size());  // per collective
+  for (size_t c = 0; c < g.collectives().size(); ++c) {
+    const sim::Collective& col = g.collectives()[c];
+    row_of[c] = &groups[{static_cast<int>(col.kind), col.gpus.size(), col.bytes}];
+    ++row_of[c]->count;
+  }
+  // GPU by GPU, each kernel against its own GPU's computing (sums of integers: the order is free).
+  for (const auto& [gpu, streams] : streams_of_gpu) {
+    const GpuOps o = ops_of_gpu(g, streams, ex);
+    if (o.comm.empty()) continue;
+    const std::vector<Interval> cover = compute_cover(o);
+    for (uint32_t op : o.comm) {
+      Row& row = *row_of[ops[op].payload];
       const auto [s, e] = iv(op);
-      const int gpu = g.streams()[ops[op].stream].gpu;
-      const int64_t hidden = covered(compute_cover[gpu], s, e);
+      const int64_t hidden = covered(cover, s, e);
       row.gpus.insert(gpu);
       ++row.kernels;
       row.time += e - s;

@@ -9,9 +9,11 @@ namespace cs::sim {
 Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, const CostModel& cost,
                    std::vector<SmPool>& pools, const OpGraph& graph)
     : engine_(engine), net_(net), routing_(routing), cost_(cost), pools_(pools), graph_(graph) {
+  // The dependents' lists first: building them takes two counts per op for a while, which had
+  // better not come on top of the timings (the largest per-op list, 16 bytes an op).
+  dependents_ = graph_.dependents_of_each();
   const size_t n = graph_.ops().size();
   pending_.assign(n, 0);
-  timing_.resize(n);
   coll_.resize(graph_.collectives().size());
   gemm_sms_.assign(pools_.size(), 0);
   live_comm_.resize(pools_.size());
@@ -19,7 +21,7 @@ Executor::Executor(Engine& engine, FlowNetwork& net, const Routing& routing, con
   for (const Stream& s : graph_.streams())
     for (size_t i = 1; i < s.ops.size(); ++i) ++pending_[s.ops[i]];
   for (const DepEdge& d : graph_.deps()) ++pending_[d.later];
-  dependents_ = graph_.dependents_of_each();
+  timing_.resize(n);
   if (cost_.power_capped()) {
     power_.resize(routing_.gpu_count());
     for (int g = 0; g < routing_.gpu_count(); ++g) {
@@ -40,6 +42,10 @@ ExecResult Executor::run() {
     for (int g = 0; g < static_cast<int>(power_.size()); ++g) observer_->on_clock(g, engine_.now(), power_[g].MHz);
   drain();
   engine_.run();
+  // The per-op counts and dependents' lists are done with: given back before the caller reads the
+  // result (fresh objects, since `= {}` would keep their capacity).
+  pending_ = std::vector<uint32_t>();
+  dependents_ = OpLists();
   ExecResult r;
   for (uint32_t o = 0; o < timing_.size(); ++o) {
     if (!timing_[o].done())

@@ -285,6 +285,13 @@ OpLists OpGraph::dependents_of_each() const {
   return out;
 }
 
+void OpGraph::shrink_to_fit() {
+  ops_.shrink_to_fit();
+  deps_.shrink_to_fit();
+  collectives_.shrink_to_fit();
+  for (Stream& s : streams_) s.ops.shrink_to_fit();
+}
+
 void OpGraph::set_grid_sms(OpId op, int sms) {
   if (op.v >= ops_.size() || ops_[op.v].kind != OpKind::kComm)
     throw std::invalid_argument("grid: not a communication op");
