@@ -264,25 +264,40 @@ std::vector<uint32_t> added_order(size_t n) {
 
 }  // namespace
 
+OpLists::OpLists(const std::vector<uint32_t>& begin, std::vector<uint32_t> list)
+    : has_((begin.size() - 1 + 63) / 64, 0), rank_(has_.size(), 0), list_(std::move(list)), ops_(begin.size() - 1) {
+  assert(!begin.empty() && begin.back() == list_.size());
+  for (size_t op = 0; op < ops_; ++op) {
+    if (op % 64 == 0) rank_[op / 64] = static_cast<uint32_t>(begin_.size());
+    if (begin[op + 1] == begin[op]) continue;
+    has_[op / 64] |= uint64_t{1} << (op % 64);
+    begin_.push_back(begin[op]);
+  }
+  begin_.push_back(static_cast<uint32_t>(list_.size()));
+  begin_.shrink_to_fit();
+}
+
 OpLists OpGraph::deps_of_each() const {
-  OpLists out;
+  std::vector<uint32_t> begin;
   const std::vector<uint32_t> placed = bucket(
-      ops_.size(), deps_, added_order(deps_.size()), [](const DepEdge& d) { return d.later; }, out.begin);
-  out.list.reserve(placed.size());
-  for (uint32_t e : placed) out.list.push_back(deps_[e].earlier);
-  return out;
+      ops_.size(), deps_, added_order(deps_.size()), [](const DepEdge& d) { return d.later; }, begin);
+  std::vector<uint32_t> list;
+  list.reserve(placed.size());
+  for (uint32_t e : placed) list.push_back(deps_[e].earlier);
+  return OpLists(begin, std::move(list));
 }
 
 OpLists OpGraph::dependents_of_each() const {
   // By waiting op first, then by the op waited for: each op's dependents come out ascending.
-  OpLists out;
+  std::vector<uint32_t> begin;
   const std::vector<uint32_t> by_later = bucket(
-      ops_.size(), deps_, added_order(deps_.size()), [](const DepEdge& d) { return d.later; }, out.begin);
+      ops_.size(), deps_, added_order(deps_.size()), [](const DepEdge& d) { return d.later; }, begin);
   const std::vector<uint32_t> placed = bucket(
-      ops_.size(), deps_, by_later, [](const DepEdge& d) { return d.earlier; }, out.begin);
-  out.list.reserve(placed.size());
-  for (uint32_t e : placed) out.list.push_back(deps_[e].later);
-  return out;
+      ops_.size(), deps_, by_later, [](const DepEdge& d) { return d.earlier; }, begin);
+  std::vector<uint32_t> list;
+  list.reserve(placed.size());
+  for (uint32_t e : placed) list.push_back(deps_[e].later);
+  return OpLists(begin, std::move(list));
 }
 
 void OpGraph::shrink_to_fit() {

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <span>
 #include <vector>
 
@@ -70,7 +71,43 @@ TEST_CASE("dependencies listed per op keep the order added and dependents come o
   CHECK(list(dependents.of(op[0])) == std::vector<uint32_t>{op[2], op[3], op[4]});
   CHECK(list(dependents.of(op[1])) == std::vector<uint32_t>{op[4], op[4]});
   CHECK(dependents.of(op[4]).empty());
-  CHECK(OpGraph{}.dependents_of_each().begin.size() == 1);
+  CHECK(dependents.ops() == g.ops().size());
+  CHECK(dependents.listed_ops() == 2);  // op[0] and op[1]
+  CHECK(deps.listed_ops() == 3);        // op[2], op[3] and op[4]
+  CHECK(OpGraph{}.dependents_of_each().ops() == 0);
+}
+
+TEST_CASE("lists of ops across many 64-op words are found by rank") {
+  OpGraph g;
+  const auto s = g.add_stream(0, 0, "a");
+  constexpr uint32_t kOps = 300;
+  for (uint32_t i = 0; i < kOps; ++i) g.add_compute(s, GenericCompute{1e6, 0, DType::kBf16}, "k");
+  // Op i waits for every op j < i with i % (j + 2) == 0 and j % 7 == 3: lists of several lengths,
+  // words with none, and ops at both ends of a word (63, 64, 127, 128, 299).
+  std::vector<std::vector<uint32_t>> want_deps(kOps), want_dependents(kOps);
+  for (uint32_t i = 0; i < kOps; ++i)
+    for (uint32_t j = 0; j < i; ++j)
+      if (i % (j + 2) == 0 && j % 7 == 3 && (i < 190 || i > 250)) {
+        g.add_dep({i}, {j});
+        want_deps[i].push_back(j);
+        want_dependents[j].push_back(i);
+      }
+  for (const uint32_t edge : {63u, 64u, 127u, 128u, 299u}) {
+    g.add_dep({edge}, {0});
+    want_deps[edge].push_back(0);
+    want_dependents[0].push_back(edge);
+  }
+  std::sort(want_dependents[0].begin(), want_dependents[0].end());
+  const cs::sim::OpLists deps = g.deps_of_each(), dependents = g.dependents_of_each();
+  size_t listed = 0;
+  for (uint32_t i = 0; i < kOps; ++i) {
+    const auto d = deps.of(i), t = dependents.of(i);
+    CHECK(std::vector<uint32_t>(d.begin(), d.end()) == want_deps[i]);
+    CHECK(std::vector<uint32_t>(t.begin(), t.end()) == want_dependents[i]);
+    listed += !want_deps[i].empty();
+  }
+  CHECK(deps.listed_ops() == listed);
+  CHECK(deps.ops() == kOps);
 }
 
 }  // namespace CS_TEST_FILE
