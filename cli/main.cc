@@ -29,7 +29,7 @@ void keep_freed_memory() {
 void add_graph_limit(CLI::App* cmd, int64_t& limit) {
   cmd->add_option("--graph-limit", limit,
                   "Ops and dependencies, and point-to-point transfers, the scenario may expand to (default " +
-                      std::to_string(cs::models::kMaxExpandedOps) + " each; about 60-80 bytes of memory an op)")
+                      std::to_string(cs::models::kMaxExpandedOps) + " each; about 45 bytes of memory an op in a large step)")
       ->check(CLI::Range(int64_t{1}, int64_t{10'000'000'000}));
 }
 }  // namespace

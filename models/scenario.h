@@ -22,7 +22,7 @@ inline constexpr int64_t kMaxExpandedOps = 10'000'000;
 inline constexpr int64_t kMaxTransfers = 10'000'000;
 
 // The largest graph a scenario may expand to; beyond it the loader refuses it at the key that
-// makes it so. The defaults keep a run within a few GB (about 60-80 bytes of memory an op);
+// makes it so. The defaults keep a run within a few GB (about 45 bytes of memory an op in a large step);
 // `clustersim run --graph-limit` raises both for a machine that has the memory.
 struct GraphLimits {
   int64_t ops = kMaxExpandedOps;      // ops and dependencies
