@@ -183,8 +183,8 @@ nlohmann::json capture_step(const models::OpWorkload& work, const sim::ExecResul
   json rows = json::array();
   for (size_t p : picks) {
     const auto& [label, gpu] = roles[p];
+    const GpuOps o = ops_of_gpu(g, streams_of_gpu[gpu], ex);
     for (int track = 0; track < 2; ++track) {
-      const GpuOps o = ops_of_gpu(g, streams_of_gpu[gpu], ex);
       std::vector<std::tuple<int64_t, int64_t, int>> bars;
       for (uint32_t op : track == 0 ? o.compute : o.comm)
         bars.emplace_back(iv(op).first, iv(op).second, track == 0 ? cat_of(op) : kComputeCats + kind_of(op));
