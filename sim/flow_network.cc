@@ -155,14 +155,17 @@ void FlowNetwork::detach(uint32_t f) {
     const uint32_t l = flow.path[i];
     Link& link = links_[l];
     const uint32_t slot = flow.slot_in_link[i];
-    const uint32_t moved = link.flows.back();
+    const auto last = static_cast<uint32_t>(link.flows.size() - 1);
+    const uint32_t moved = link.flows[last];
     link.flows[slot] = moved;
     link.flows.pop_back();
-    if (moved != f) {
-      // Point the moved flow at its new position in this link's list.
+    if (slot != last) {
+      // Point the moved entry at its new position in this link's list. It may be this flow's own
+      // other crossing of the link (a path that crosses a link twice: a local copy's HBM, a
+      // stand-in's link), which is then detached from its new slot.
       Flow& m = flows_[moved];
       for (size_t j = 0; j < m.path.size(); ++j)
-        if (m.path[j] == l && m.slot_in_link[j] == link.flows.size()) {
+        if (m.path[j] == l && m.slot_in_link[j] == last) {
           m.slot_in_link[j] = slot;
           break;
         }

@@ -251,4 +251,28 @@ TEST_CASE("a flow that ends leaves the link's load at once for whoever asks at t
   CHECK(net.load_now(l).bytes_per_s() == 0);
 }
 
+TEST_CASE("a flow that crosses a link twice counts twice, and its end leaves the link's other flows on it",
+          "[sim][flow]") {
+  // Link l at 100 GB/s. A, B and C cross it once, D twice (as a local copy crosses its HBM), so
+  // the link is shared five ways, 20 GB/s each. C (0.2 GB) ends at 10 ms; A, B and D then get
+  // 25 GB/s, and A (0.45 GB) ends at 20 ms; B and D 33.3 GB/s, D (0.6 GB) ends at 24.5 ms; B
+  // (10 GB, 0.6 moved) takes the whole link for the 9.4 GB left: 118.5 ms. The order of ends
+  // leaves D's crossings apart in the link's list with B between them, which is what D's end
+  // must unpick without dropping B.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(100), Time());
+  Time a_done, b_done, c_done, d_done;
+  net.start_flow({l}, 0.45e9, FlowNetwork::kUncapped, [&] { a_done = e.now(); });
+  net.start_flow({l}, 10e9, FlowNetwork::kUncapped, [&] { b_done = e.now(); });
+  net.start_flow({l}, 0.2e9, FlowNetwork::kUncapped, [&] { c_done = e.now(); });
+  net.start_flow({l, l}, 0.6e9, FlowNetwork::kUncapped, [&] { d_done = e.now(); });
+  e.run();
+  CHECK(c_done.to_ms() == Approx(10));
+  CHECK(a_done.to_ms() == Approx(20));
+  CHECK(d_done.to_ms() == Approx(24.5));
+  CHECK(b_done.to_ms() == Approx(118.5));
+  CHECK(net.active_flows() == 0);
+}
+
 }  // namespace CS_TEST_FILE
