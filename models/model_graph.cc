@@ -116,6 +116,7 @@ OpWorkload build_model_workload(const ModelWorkload& mw, const ClusterConfig& cl
   emitter.set_ops(per_rank);
   for (int64_t mb = 0; mb < mw.micro_batches; ++mb) emitter.emit(order);
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
+  w.stand_in = stand_in_gpus(mw, cl);
   return w;
 }
 

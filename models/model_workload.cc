@@ -106,6 +106,22 @@ int partition_index(const ClusterConfig& c, const YamlNode& n) {
 
 int gpus_per_node(const ClusterConfig& c) { return c.fabric.kind == "switch" ? c.gpus : c.node.gpus; }
 
+std::vector<int> stand_in_gpus(const ModelWorkload& mw, const ClusterConfig& c) {
+  const int simulated = mw.simulated_dp();
+  if (simulated == mw.layout.replicas()) return {};
+  std::vector<int> out(c.gpus);
+  const int gpn = gpus_per_node(c);
+  for (int g = 0; g < c.gpus; ++g) {
+    if (g >= mw.layout.gpus()) {  // outside the layout: nothing of the workload runs there
+      out[g] = g;
+      continue;
+    }
+    const RankCoords rc = rank_coords(mw.layout, g, gpn);
+    out[g] = gpu_of(mw.layout, rc.tp, rc.dp % simulated, rc.pp);
+  }
+  return out;
+}
+
 std::vector<int> workload_stage_layers(const ModelWorkload& mw) {
   if (!mw.stage_split.empty()) return mw.stage_split;
   ParallelLayout l = mw.layout;

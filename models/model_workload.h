@@ -49,12 +49,15 @@ struct ModelWorkload {
   //   kFull      all of them;
   //   kFolded    one replica (one EP group; a dense model's one TP group). Replicas of a stage
   //              exchange nothing within a micro-batch, so the two agree wherever the replicas do
-  //              not contend for the same links;
+  //              not contend for the same switch links;
   //   kMirrored  one GPU per pipeline rank (data-parallel rank 0, every TP rank of it). Its MoE
   //              all-to-alls become one-sided puts of its own row of the all-to-all-v (what it
   //              sends, relayed bytes included) to its unsimulated peers; under balanced routing
   //              every GPU of an EP group does the same, so its ingress equals its egress. Refused
   //              with skewed routing.
+  //   Folded and mirrored, the simulated GPUs' own links stand in for their unsimulated peers'
+  //   (stand_in_gpus): bytes sent to a peer load what the peer's stand-in owns, as the peers'
+  //   bytes load it in the full run.
   enum class Fidelity : uint8_t { kFull, kFolded, kMirrored };
   Fidelity fidelity = Fidelity::kFull;
   // Replicas (cp x dp ranks, RankCoords.dp) of each stage that run: all; when folded, one EP
@@ -92,6 +95,9 @@ ModelWorkload parse_model_workload(const hw::YamlMap& w, const ClusterConfig& cl
 
 // GPUs per node as the layout sees them (a single switch is one node).
 int gpus_per_node(const ClusterConfig& c);
+// Folded and mirrored: per GPU of the cluster, the simulated GPU of its stage and TP rank that
+// stands in for it (the replica dp mod simulated_dp(); see OpWorkload::stand_in). Full: empty.
+std::vector<int> stand_in_gpus(const ModelWorkload& mw, const ClusterConfig& c);
 
 // Layers per model stage as the workload runs them: the loader's stage_split, else stage_layers
 // over its pipeline schedule's model stages (pp x v interleaved, 2 x pp DualPipeV), or the

@@ -37,6 +37,9 @@ struct OpWorkload {
   std::vector<std::vector<uint32_t>> engine_streams;  // per workload stream: one per GPU
   OpPositions op_pos;                                 // per engine op: where the file defines it
   std::optional<PipelineRecord> pipeline;             // whole-step pipeline workloads only
+  // Folded and mirrored model workloads: per GPU of the cluster, the simulated GPU whose links
+  // stand in for its own (sim/stand_in_routing.h); empty when every GPU is its own.
+  std::vector<int> stand_in;
 };
 
 OpWorkload build_op_workload(const Scenario& sc);

@@ -362,6 +362,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   w.graph.shrink_to_fit();
   w.op_pos.assign(w.graph.ops().size(), mw.pos);
   w.pipeline = std::move(rec);
+  w.stand_in = stand_in_gpus(mw, cl);
   return w;
 }
 

@@ -6,9 +6,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "hw/user_error.h"
 #include "hw/fabric/fabric_routing.h"
 #include "hw/switch_fabric.h"
+#include "hw/user_error.h"
 #include "models/cluster.h"
 #include "models/cost_config.h"
 #include "models/model_workload.h"
@@ -16,6 +16,7 @@
 #include "sim/engine.h"
 #include "sim/executor.h"
 #include "sim/flow_network.h"
+#include "sim/stand_in_routing.h"
 #include "sim/trace_writer.h"
 
 namespace cs::models {
@@ -58,6 +59,12 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
                                                         : hw::PxnMode::kAtDestination;
     tree_routing = std::make_unique<hw::FabricRouting>(net, *tree, pxn);
     routing = tree_routing.get();
+  }
+  // Folded and mirrored runs: the simulated GPUs' links stand in for their peers'.
+  std::unique_ptr<sim::StandInRouting> stand_in;
+  if (!work.stand_in.empty()) {
+    stand_in = std::make_unique<sim::StandInRouting>(*routing, net, work.stand_in);
+    routing = stand_in.get();
   }
   const sim::Routing& fabric = *routing;
   const std::unique_ptr<sim::CostModel> cost_model = make_cost_model(sc.cost, cl.gpu);

@@ -9,11 +9,12 @@
 // forwards it performs as a relay alike, to the real GPU ids of its (unsimulated) peers. An
 // all-to-all-v finishes when every GPU's transfers have finished; the put when this GPU's have.
 // Under balanced routing every GPU sends and receives the same volumes over the same kind of
-// links, and full-duplex links keep its ingress from slowing its egress, so the two finish
-// together. A context-parallel ring collective becomes the put of the bytes the GPU sends its
-// ring successor. What the put leaves out is the ingress side: the bytes the peers write into this
-// GPU's HBM (and any switch uplink its peers' flows would share with its own in an
-// oversubscribed fabric).
+// links, so the two finish together. A context-parallel ring collective becomes the put of the
+// bytes the GPU sends its ring successor. The ingress side comes from the links: the run routes
+// the put over the simulated GPU's own links wherever it reaches a peer's (OpWorkload::stand_in,
+// sim/stand_in_routing.h), so the bytes it writes into peers land on its own NVLink in, NIC and
+// HBM, where the peers' writes into it would land. What it still leaves out is a switch uplink
+// that its peers' flows would share with its own (an oversubscribed fabric across leaves).
 //
 // Data dependencies are tracked per chunk slot, so two chunks can be interleaved in one stream
 // order (DualPipe's overlapped forward-and-backward pairs): an op waits for its own chunk's last

@@ -217,14 +217,18 @@ std::string model_console(const models::ModelRunSummary& m) {
                         m.stage, m.stage_gpus, m.micro_batches, m.tokens_per_micro_batch, m.precision)
           : fmt::format("model      {}, {}; one {} step over every stage, {} micro-batches of {} tokens, {}\n", m.model,
                         m.layout, m.pipeline, m.micro_batches, m.tokens_per_micro_batch, m.precision);
-  out += m.fidelity == "mirrored"
-             ? fmt::format("fidelity   mirrored: {} GPUs simulated, data-parallel rank 0 of each stage's {} standing in for "
-                           "the rest (MoE all-to-alls as puts of its own traffic)\n",
-                           m.simulated_gpus, m.stage_gpus)
-         : m.fidelity == "folded"
-             ? fmt::format("fidelity   folded: {} GPUs simulated, one data-parallel replica of each stage's {}\n",
-                           m.simulated_gpus, m.stage_gpus)
-             : fmt::format("fidelity   full: {} GPUs simulated, all {} of each stage\n", m.simulated_gpus, m.stage_gpus);
+  out +=
+      m.fidelity == "mirrored"
+          ? fmt::format(
+                "fidelity   mirrored: {} GPUs simulated, data-parallel rank 0 of each stage's {} standing in for "
+                "the rest (MoE all-to-alls as puts of its own traffic; its links carry theirs)\n",
+                m.simulated_gpus, m.stage_gpus)
+      : m.fidelity == "folded"
+          ? fmt::format(
+                "fidelity   folded: {} GPUs simulated, one data-parallel replica of each stage's {} (its links "
+                "carry the others')\n",
+                m.simulated_gpus, m.stage_gpus)
+          : fmt::format("fidelity   full: {} GPUs simulated, all {} of each stage\n", m.simulated_gpus, m.stage_gpus);
   for (const std::string& line : m.placement) out += "           " + line + "\n";
   if (m.gpus_per_token > 0)
     out += fmt::format("routing    a token reaches {:.3f} nodes and {:.3f} GPUs on average (balanced, node-limited)\n",

@@ -302,9 +302,9 @@ void Executor::start_phase(uint32_t c) {
     } else {
       path_.push_back(routing_.hbm(src));  // a local copy reads and writes the same HBM: twice its bytes
     }
-    if (!power_.empty()) {  // both HBMs draw for the bytes it moves
-      wake_power(src);
-      wake_power(dst);
+    if (!power_.empty()) {  // both HBMs draw for the bytes it moves (a stand-in's for its peer's)
+      wake_power(routing_.stand_in(src));
+      wake_power(routing_.stand_in(dst));
     }
     // The sender's op: a put's only op (rank 0), else the rank's own.
     const uint32_t sender = col.ops[t.src < col.ops.size() ? t.src : 0];
@@ -356,9 +356,9 @@ void Executor::launch_copy_engine(uint32_t op) {
   if (src != dst) routing_.route(src, dst, path_);
   path_.push_back(routing_.hbm(dst));  // a local copy crosses its HBM twice, as in start_phase
   assert(cost_.copy_engine_rate(src) > Bandwidth() && "a copy-engine rate of 0 never finishes the send");
-  if (!power_.empty()) {  // both HBMs draw for the bytes it moves
-    wake_power(src);
-    wake_power(dst);
+  if (!power_.empty()) {  // both HBMs draw for the bytes it moves (a stand-in's for its peer's)
+    wake_power(routing_.stand_in(src));
+    wake_power(routing_.stand_in(dst));
   }
   net_.start_flow(path_, col.bytes, cost_.copy_engine_rate(src), [this, op] { finish(op); });
 }

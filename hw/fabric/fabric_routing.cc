@@ -180,4 +180,12 @@ std::vector<sim::Routing::KindedLink> FabricRouting::gpu_links(int gpu) const {
   return out;
 }
 
+std::vector<sim::Routing::KindedLink> FabricRouting::own_links(int gpu) const {
+  std::vector<KindedLink> out = gpu_links(gpu);
+  const sim::LinkId none;
+  for (const auto& [kind, link] : {std::pair{"PCIe out", pcie_up_[gpu]}, std::pair{"PCIe in", pcie_down_[gpu]}})
+    if (link != none) out.push_back({kind, link});
+  return out;
+}
+
 }  // namespace cs::hw

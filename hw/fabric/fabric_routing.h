@@ -39,6 +39,8 @@ class FabricRouting : public sim::Routing {
   // HBM; NVLink out and in (GPU to NVSwitch and back); InfiniBand out and in (its NIC's port to
   // the leaf and back), where the GPU has them.
   std::vector<KindedLink> gpu_links(int gpu) const override;
+  // gpu_links and the PCIe links between the GPU and its NIC.
+  std::vector<KindedLink> own_links(int gpu) const override;
   // The link a graph edge became, by (from, to) vertex.
   sim::LinkId link(FabricVertexId from, FabricVertexId to) const;
 

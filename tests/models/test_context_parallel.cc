@@ -176,10 +176,12 @@ TEST_CASE("context parallelism: full, folded and mirrored fidelity agree", "[cp]
         CHECK(gathers);
         ms[i++] = run_scenario(sc, w).makespan.to_ms();
       }
-      std::printf("context parallelism, %s %s: full %.4f ms, folded %.4f ms, mirrored %.4f ms\n", c.layout, sched, ms[0],
-                  ms[1], ms[2]);
-      CHECK(ms[1] == Approx(ms[0]).epsilon(0.02));
-      CHECK(ms[2] == Approx(ms[0]).epsilon(0.02));
+      std::printf("context parallelism, %s %s: full %.6f ms, folded %.6f ms, mirrored %.6f ms\n", c.layout, sched,
+                  ms[0], ms[1], ms[2]);
+      // The same answer (the simulated GPUs' links stand in for their peers'), but for the order
+      // in which a link's rates are summed.
+      CHECK(ms[1] == Approx(ms[0]).epsilon(1e-6));
+      CHECK(ms[2] == Approx(ms[0]).epsilon(1e-6));
     }
 }
 

@@ -1,10 +1,12 @@
 // `fidelity: mirrored`: one GPU per pipeline rank stands in for its EP group, its MoE all-to-alls
-// run as puts of its own row of the all-to-all-v. Under balanced routing it agrees with `full`
-// and `folded` on the step time, with a fraction of the ops.
+// run as puts of its own row of the all-to-all-v, its links for its peers'. Under balanced
+// routing it reproduces `full` and `folded` (to the rounding of the rates' sums, a part in a
+// million), with a fraction of the ops.
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "hw/user_error.h"
@@ -19,6 +21,10 @@ namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 using namespace cs::models;
 
 namespace {
+
+// How close the fidelities come: the same answer but for the order in which rates are summed (a
+// link's load from one GPU's flows or from all of its EP group's).
+constexpr double kAgree = 1e-6;
 
 // A tiny MoE model on `nodes` HGX nodes of DeepSeek's fat-tree.
 std::string scenario(int nodes, const std::string& layout, const std::string& fidelity, const std::string& pipeline,
@@ -68,12 +74,14 @@ TEST_CASE("mirrored fidelity: a whole step agrees with full and folded, with far
       const Run full = run(scenario(c.nodes, c.layout, "full", pipeline));
       const Run folded = run(scenario(c.nodes, c.layout, "folded", pipeline));
       const Run mirrored = run(scenario(c.nodes, c.layout, "mirrored", pipeline));
-      std::printf("mirrored fidelity, %s %s: makespan full %.4f ms, folded %.4f ms, mirrored %.4f ms (%+.3f%%); ops %zu, %zu, %zu\n",
-                  c.layout, sched, full.makespan_ms, folded.makespan_ms, mirrored.makespan_ms,
-                  100 * (mirrored.makespan_ms / full.makespan_ms - 1), full.ops, folded.ops, mirrored.ops);
-      CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(0.02));
-      CHECK(mirrored.makespan_ms == Approx(folded.makespan_ms).epsilon(0.02));
-      CHECK(folded.makespan_ms == Approx(full.makespan_ms).epsilon(0.02));
+      std::printf(
+          "mirrored fidelity, %s %s: makespan full %.6f ms, folded %.6f ms, mirrored %.6f ms (%+.2e); ops %zu, %zu, "
+          "%zu\n",
+          c.layout, sched, full.makespan_ms, folded.makespan_ms, mirrored.makespan_ms,
+          mirrored.makespan_ms / full.makespan_ms - 1, full.ops, folded.ops, mirrored.ops);
+      CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(kAgree));
+      CHECK(mirrored.makespan_ms == Approx(folded.makespan_ms).epsilon(kAgree));
+      CHECK(folded.makespan_ms == Approx(full.makespan_ms).epsilon(kAgree));
       CHECK(full.simulated_gpus == c.full_gpus);
       CHECK(folded.simulated_gpus == c.folded_gpus);
       CHECK(mirrored.simulated_gpus == c.mirrored_gpus);
@@ -101,7 +109,41 @@ TEST_CASE("mirrored fidelity: with DeepEP's internode pace a whole step agrees w
   CHECK(paced(full_text) > 0);
   CHECK(paced(mirrored_text) > 0);
   const Run full = run(full_text), mirrored = run(mirrored_text);
-  CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(0.02));
+  CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(kAgree));
+}
+
+TEST_CASE("mirrored and folded fidelity: the simulated GPUs' links stand in for their peers'", "[mirrored]") {
+  // pp 2 x dp 32, ep 16 on 8 nodes: stage 0 is GPUs 0-31, stage 1 GPUs 32-63.
+  const std::string pipeline = "  pipeline: {schedule: dualpipe, micro_batches: 8}\n";
+  const auto workload = [&](const char* fidelity) {
+    return build_op_workload(load_scenario_text(scenario(8, "{pp: 2, dp: 32, ep: 16}", fidelity, pipeline), "m.yaml"));
+  };
+  CHECK(workload("full").stand_in.empty());
+  const OpWorkload wm = workload("mirrored"), wf = workload("folded");
+  REQUIRE(wm.stand_in.size() == 64);
+  REQUIRE(wf.stand_in.size() == 64);
+  for (int g = 0; g < 64; ++g) {
+    CHECK(wm.stand_in[g] == g / 32 * 32);                // data-parallel rank 0 of its stage
+    CHECK(wf.stand_in[g] == g / 32 * 32 + g % 32 % 16);  // its EP rank in the stage's first EP group
+  }
+  // The links into a GPU carry what its peers send it: as busy as in the full run, and as its links
+  // out (balanced routing), where they used to carry only what its own puts returned.
+  const auto links_in = [&](const char* fidelity) {
+    const Scenario sc = load_scenario_text(scenario(8, "{pp: 2, dp: 32, ep: 16}", fidelity, pipeline), "m.yaml");
+    const RunResult r = run_scenario(sc, build_op_workload(sc));
+    std::map<std::string, double> used;
+    for (const ResourceBusy& b : r.resources) used[b.resource] = b.mean_used;
+    return used;
+  };
+  const std::map<std::string, double> full = links_in("full"), mirrored = links_in("mirrored");
+  for (const char* kind : {"NVLink in", "NVLink out", "InfiniBand in", "InfiniBand out", "HBM"}) {
+    INFO(kind);
+    REQUIRE(full.count(kind));
+    REQUIRE(mirrored.count(kind));
+    CHECK(full.at(kind) > 0);
+    CHECK(mirrored.at(kind) == Approx(full.at(kind)).epsilon(kAgree));
+  }
+  CHECK(mirrored.at("NVLink in") == Approx(mirrored.at("NVLink out")).epsilon(kAgree));
 }
 
 TEST_CASE("mirrored fidelity: the MoE all-to-alls become puts of the simulated GPU's own row", "[mirrored]") {
@@ -156,9 +198,9 @@ TEST_CASE("mirrored fidelity: a single stage agrees with full", "[mirrored]") {
   const std::string stage = "  micro_batches: 3\n  stage: 1\n";
   const Run full = run(scenario(8, "{pp: 2, dp: 32, ep: 16}", "full", stage));
   const Run mirrored = run(scenario(8, "{pp: 2, dp: 32, ep: 16}", "mirrored", stage));
-  std::printf("mirrored fidelity, single stage: makespan full %.4f ms, mirrored %.4f ms; ops %zu, %zu\n", full.makespan_ms,
-              mirrored.makespan_ms, full.ops, mirrored.ops);
-  CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(0.02));
+  std::printf("mirrored fidelity, single stage: makespan full %.6f ms, mirrored %.6f ms; ops %zu, %zu\n",
+              full.makespan_ms, mirrored.makespan_ms, full.ops, mirrored.ops);
+  CHECK(mirrored.makespan_ms == Approx(full.makespan_ms).epsilon(kAgree));
   CHECK(mirrored.simulated_gpus == 1);
   CHECK(mirrored.ops * 16 <= full.ops);
 }

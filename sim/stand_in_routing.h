@@ -1,0 +1,37 @@
+// Routes for a run that simulates some GPUs on behalf of others (folded and mirrored fidelity):
+// every link a GPU owns (sim::Routing::own_links) becomes the same-kind link of the GPU standing
+// in for it, and so does its HBM. A simulated GPU's transfers to an unsimulated peer then load the
+// simulated GPU's own ingress links and HBM: in the whole run, that is where the peers standing
+// in for the sender write, by symmetry (each GPU of a class runs the same ops at the same times,
+// so the bytes its ingress takes from all its peers are the bytes any one of them sends the
+// class's other GPUs). A route that crosses two links of one kind (a relay's NVLink out, say)
+// crosses the stand-in's link twice: the flow counts twice in that link's fair share, as two
+// copies of it would. Links shared between GPUs (switch ports) stay as they are.
+#pragma once
+
+#include <vector>
+
+#include "sim/routing.h"
+
+namespace cs::sim {
+
+class StandInRouting : public Routing {
+ public:
+  // `stand_in[g]`: the GPU whose links stand in for GPU g's (g itself when simulated). The base
+  // routing and its network's links must outlive this object.
+  StandInRouting(const Routing& base, const FlowNetwork& net, std::vector<int> stand_in);
+
+  int gpu_count() const override { return base_.gpu_count(); }
+  LinkId hbm(int gpu) const override { return base_.hbm(stand_in_[gpu]); }
+  void route(int src, int dst, std::vector<LinkId>& out) const override;
+  std::vector<KindedLink> gpu_links(int gpu) const override { return base_.gpu_links(gpu); }
+  std::vector<KindedLink> own_links(int gpu) const override { return base_.own_links(gpu); }
+  int stand_in(int gpu) const override { return stand_in_[gpu]; }
+
+ private:
+  const Routing& base_;
+  std::vector<int> stand_in_;
+  std::vector<LinkId> link_as_;  // per base link: the link that stands in for it
+};
+
+}  // namespace cs::sim

@@ -1,0 +1,94 @@
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "sim/engine.h"
+#include "sim/flow_network.h"
+#include "sim/stand_in_routing.h"
+
+namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
+
+using cs::sim::Bandwidth;
+using cs::sim::Engine;
+using cs::sim::FlowNetwork;
+using cs::sim::LinkId;
+using cs::sim::Routing;
+using cs::sim::StandInRouting;
+using cs::sim::Time;
+
+// Four GPUs on one switch: each owns an HBM, a link out and a link in; a route is the sender's
+// link out and the receiver's link in, through one shared switch port (owned by no GPU).
+class FourGpus : public Routing {
+ public:
+  explicit FourGpus(FlowNetwork& net) {
+    for (int g = 0; g < 4; ++g) {
+      const std::string n = "gpu" + std::to_string(g);
+      hbm_.push_back(net.add_link(n + ".hbm", Bandwidth::gbytes_per_s(1000), Time()));
+      out_.push_back(net.add_link(n + ".out", Bandwidth::gbytes_per_s(100), Time()));
+      in_.push_back(net.add_link(n + ".in", Bandwidth::gbytes_per_s(100), Time()));
+    }
+    port = net.add_link("switch", Bandwidth::gbytes_per_s(400), Time());
+  }
+  int gpu_count() const override { return 4; }
+  LinkId hbm(int gpu) const override { return hbm_[gpu]; }
+  void route(int src, int dst, std::vector<LinkId>& out) const override {
+    out.push_back(out_[src]);
+    out.push_back(port);
+    out.push_back(in_[dst]);
+  }
+  std::vector<KindedLink> gpu_links(int gpu) const override {
+    return {{"HBM", hbm_[gpu]}, {"out", out_[gpu]}, {"in", in_[gpu]}};
+  }
+  std::vector<LinkId> hbm_, out_, in_;
+  LinkId port;
+};
+
+TEST_CASE("a stand-in's links take the place of its peers' in every route", "[sim][stand-in]") {
+  Engine e;
+  FlowNetwork net(e);
+  const FourGpus base(net);
+  // GPU 0 simulated for 1, GPU 2 for 3.
+  const StandInRouting r(base, net, {0, 0, 2, 2});
+  CHECK(r.gpu_count() == 4);
+  CHECK(r.stand_in(1) == 0);
+  CHECK(r.stand_in(2) == 2);
+  CHECK(r.hbm(1) == base.hbm_[0]);
+  CHECK(r.hbm(3) == base.hbm_[2]);
+  std::vector<LinkId> path;
+  r.route(0, 1, path);  // into its own peer: its own link in, as the peer's bytes into it would
+  CHECK(path == std::vector<LinkId>{base.out_[0], base.port, base.in_[0]});
+  path.clear();
+  r.route(0, 3, path);  // into the other stand-in's peer: that stand-in's link in
+  CHECK(path == std::vector<LinkId>{base.out_[0], base.port, base.in_[2]});
+  path = {base.hbm_[1]};
+  r.route(2, 0, path);  // appends, and leaves what was there before
+  CHECK(path == std::vector<LinkId>{base.hbm_[1], base.out_[2], base.port, base.in_[0]});
+  // Results still name each GPU's own links.
+  CHECK(r.gpu_links(1).front().link == base.hbm_[1]);
+  CHECK_THROWS_AS(StandInRouting(base, net, {0, 0, 2}), std::invalid_argument);
+  CHECK_THROWS_AS(StandInRouting(base, net, {0, 0, 2, 4}), std::invalid_argument);
+}
+
+TEST_CASE("a put to a stand-in's own peer shares the stand-in's link in with what it receives", "[sim][stand-in]") {
+  // GPU 0 stands in for GPU 1. GPU 2 sends 1 GB to GPU 0 while GPU 0 puts 1 GB into GPU 1: in the
+  // full run GPU 1's link in would carry the put and GPU 0's link in the send, 100 GB/s each, both
+  // done at 10 ms. With GPU 0's links standing in for GPU 1's, GPU 0's link in carries both: 50 GB/s
+  // each, 20 ms, as it would if GPU 1 also put into GPU 0 what GPU 0 puts into GPU 1.
+  Engine e;
+  FlowNetwork net(e);
+  const FourGpus base(net);
+  const StandInRouting r(base, net, {0, 0, 2, 3});
+  std::vector<LinkId> put, send;
+  r.route(0, 1, put);
+  r.route(2, 0, send);
+  Time put_done, send_done;
+  net.start_flow(put, 1e9, FlowNetwork::kUncapped, [&] { put_done = e.now(); });
+  net.start_flow(send, 1e9, FlowNetwork::kUncapped, [&] { send_done = e.now(); });
+  e.run();
+  CHECK(put_done == Time::ms(20));
+  CHECK(send_done == Time::ms(20));
+}
+
+}  // namespace CS_TEST_FILE
