@@ -159,6 +159,7 @@ void FlowNetwork::detach(uint32_t f) {
     const uint32_t moved = link.flows[last];
     link.flows[slot] = moved;
     link.flows.pop_back();
+    flow.slot_in_link[i] = UINT32_MAX;  // detached: no later search may take it for a live entry
     if (slot != last) {
       // Point the moved entry at its new position in this link's list. It may be this flow's own
       // other crossing of the link (a path that crosses a link twice: a local copy's HBM, a

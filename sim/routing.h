@@ -23,9 +23,10 @@ class Routing {
     LinkId link;
   };
   virtual std::vector<KindedLink> gpu_links(int gpu) const { return {{"HBM", hbm(gpu)}}; }
-  // Every link that belongs to this GPU alone (no other GPU's bytes cross it but on their way
-  // to or from it), each kind once: gpu_links and any its results leave out (a fabric's PCIe).
-  // Same-kind links of two GPUs play the same part in every route (sim/stand_in_routing.h).
+  // The links every GPU has one of, each kind once (its HBM, its NVLink and NIC ports): gpu_links
+  // and any its results leave out (a fabric's PCIe). Same-kind links of two GPUs play the same
+  // part in their routes (a relay's carry others' bytes, as every GPU's do), which is what lets
+  // one stand in for the other (sim/stand_in_routing.h).
   virtual std::vector<KindedLink> own_links(int gpu) const { return gpu_links(gpu); }
   // The GPU whose own links and HBM carry this GPU's bytes: itself, unless the run simulates it by
   // another's (sim/stand_in_routing.h). Its power is what those bytes draw on.

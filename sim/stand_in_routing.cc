@@ -15,6 +15,11 @@ StandInRouting::StandInRouting(const Routing& base, const FlowNetwork& net, std:
   for (int g = 0; g < n; ++g) {
     const int s = stand_in_[g];
     if (s < 0 || s >= n) throw std::invalid_argument("stand-in map: GPU " + std::to_string(s) + " out of range");
+    // A stand-in is simulated, so it stands for itself; else its peers' bytes would land on the
+    // links of a GPU that runs nothing.
+    if (stand_in_[s] != s)
+      throw std::invalid_argument("stand-in map: GPU " + std::to_string(s) + " stands in for GPU " + std::to_string(g) +
+                                  " but not for itself");
     if (s == g) continue;
     const std::vector<KindedLink> mine = base_.own_links(g), theirs = base_.own_links(s);
     for (const KindedLink& k : mine)

@@ -4,9 +4,10 @@
 // simulated GPU's own ingress links and HBM: in the whole run, that is where the peers standing
 // in for the sender write, by symmetry (each GPU of a class runs the same ops at the same times,
 // so the bytes its ingress takes from all its peers are the bytes any one of them sends the
-// class's other GPUs). A route that crosses two links of one kind (a relay's NVLink out, say)
-// crosses the stand-in's link twice: the flow counts twice in that link's fair share, as two
-// copies of it would. Links shared between GPUs (switch ports) stay as they are.
+// class's other GPUs). A path that crosses two links of one kind crosses the stand-in's link
+// twice, and the flow counts twice in that link's fair share, as two copies of it would: a put
+// into the sender's own peer reads and writes the same HBM. Links shared between GPUs (switch
+// ports) stay as they are.
 #pragma once
 
 #include <vector>

@@ -47,6 +47,7 @@ TraceWriter::TraceWriter(std::ostream& out, const OpGraph& graph, FlowNetwork& n
     begin_event();
     out_ << "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":" << g
          << ",\"args\":{\"sort_index\":" << g << "}}";
+    if (routing.stand_in(g) != g) continue;  // its HBM is its stand-in's, drawn under that GPU
     const uint32_t hbm = routing.hbm(g).v;
     if (hbm >= hbm_gpu_.size()) hbm_gpu_.resize(hbm + 1, -1);
     hbm_gpu_[hbm] = g;

@@ -275,4 +275,31 @@ TEST_CASE("a flow that crosses a link twice counts twice, and its end leaves the
   CHECK(net.active_flows() == 0);
 }
 
+TEST_CASE("a flow that crosses a link three times ends without taking another flow off it", "[sim][flow]") {
+  // Link l at 840 GB/s. E, A, G, B and C cross it once, F three times: 8 shares of 105 GB/s. C
+  // (1.05 GB) ends at 10 ms, A (2.25 GB, then at 120) at 20 ms, B (3.65 GB, then at 140) at
+  // 30 ms, F (5.33 GB, then at 168) at 40 ms; E and G then share 420 GB/s each: E (9.53 GB) ends
+  // at 50 ms, G (13.73 GB, 4.2 left at 840) at 55 ms. The ends leave F's crossings at slots 1, 3
+  // and 4 with G between them; taking F off must not take one detached crossing's old slot for
+  // a live one.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link("l", Bandwidth::gbytes_per_s(840), Time());
+  Time a, b, c, ee, f, g;
+  net.start_flow({l}, 9.53e9, FlowNetwork::kUncapped, [&] { ee = e.now(); });
+  net.start_flow({l}, 2.25e9, FlowNetwork::kUncapped, [&] { a = e.now(); });
+  net.start_flow({l}, 13.73e9, FlowNetwork::kUncapped, [&] { g = e.now(); });
+  net.start_flow({l}, 3.65e9, FlowNetwork::kUncapped, [&] { b = e.now(); });
+  net.start_flow({l}, 1.05e9, FlowNetwork::kUncapped, [&] { c = e.now(); });
+  net.start_flow({l, l, l}, 5.33e9, FlowNetwork::kUncapped, [&] { f = e.now(); });
+  e.run();
+  CHECK(c.to_ms() == Approx(10));
+  CHECK(a.to_ms() == Approx(20));
+  CHECK(b.to_ms() == Approx(30));
+  CHECK(f.to_ms() == Approx(40));
+  CHECK(ee.to_ms() == Approx(50));
+  CHECK(g.to_ms() == Approx(55));
+  CHECK(net.active_flows() == 0);
+}
+
 }  // namespace CS_TEST_FILE

@@ -1,3 +1,4 @@
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -6,7 +7,9 @@
 
 #include "sim/engine.h"
 #include "sim/flow_network.h"
+#include "sim/op_graph.h"
 #include "sim/stand_in_routing.h"
+#include "sim/trace_writer.h"
 
 namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
@@ -69,6 +72,24 @@ TEST_CASE("a stand-in's links take the place of its peers' in every route", "[si
   CHECK(r.gpu_links(1).front().link == base.hbm_[1]);
   CHECK_THROWS_AS(StandInRouting(base, net, {0, 0, 2}), std::invalid_argument);
   CHECK_THROWS_AS(StandInRouting(base, net, {0, 0, 2, 4}), std::invalid_argument);
+  // A stand-in runs, so it stands for itself: GPU 1 stands in for 0 but is stood in for by 2.
+  CHECK_THROWS_AS(StandInRouting(base, net, {1, 2, 2, 3}), std::invalid_argument);
+  CHECK_NOTHROW(StandInRouting(base, net, {1, 1, 2, 3}));
+}
+
+TEST_CASE("a trace draws a stand-in's HBM under the stand-in, not under a GPU it stands in for", "[sim][stand-in]") {
+  Engine e;
+  FlowNetwork net(e);
+  const FourGpus base(net);
+  const StandInRouting r(base, net, {0, 0, 0, 3});
+  const cs::sim::OpGraph graph;
+  std::ostringstream out;
+  cs::sim::TraceWriter trace(out, graph, net, r);
+  trace.on_link_load(base.hbm_[0], Time::us(1), Bandwidth::gbytes_per_s(500));
+  trace.finish(Time::us(2));
+  const std::string text = out.str();
+  CHECK(text.find("\"name\":\"HBM util\",\"pid\":0,") != std::string::npos);
+  CHECK(text.find("\"name\":\"HBM util\",\"pid\":2,") == std::string::npos);
 }
 
 TEST_CASE("a put to a stand-in's own peer shares the stand-in's link in with what it receives", "[sim][stand-in]") {
