@@ -109,13 +109,9 @@ int gpus_per_node(const ClusterConfig& c) { return c.fabric.kind == "switch" ? c
 std::vector<int> stand_in_gpus(const ModelWorkload& mw, const ClusterConfig& c) {
   const int simulated = mw.simulated_dp();
   if (simulated == mw.layout.replicas()) return {};
-  std::vector<int> out(c.gpus);
+  std::vector<int> out(c.gpus);  // the layout fills the cluster (layout_problem)
   const int gpn = gpus_per_node(c);
   for (int g = 0; g < c.gpus; ++g) {
-    if (g >= mw.layout.gpus()) {  // outside the layout: nothing of the workload runs there
-      out[g] = g;
-      continue;
-    }
     const RankCoords rc = rank_coords(mw.layout, g, gpn);
     out[g] = gpu_of(mw.layout, rc.tp, rc.dp % simulated, rc.pp);
   }
