@@ -115,11 +115,13 @@ TEST_CASE("mirrored fidelity: with DeepEP's internode pace a whole step agrees w
 TEST_CASE("mirrored and folded fidelity: the simulated GPUs' links stand in for their peers'", "[mirrored]") {
   // pp 2 x dp 32, ep 16 on 8 nodes: stage 0 is GPUs 0-31, stage 1 GPUs 32-63.
   const std::string pipeline = "  pipeline: {schedule: dualpipe, micro_batches: 8}\n";
-  const auto workload = [&](const char* fidelity) {
-    return build_op_workload(load_scenario_text(scenario(8, "{pp: 2, dp: 32, ep: 16}", fidelity, pipeline), "m.yaml"));
+  const auto load = [&](const char* fidelity) {
+    return load_scenario_text(scenario(8, "{pp: 2, dp: 32, ep: 16}", fidelity, pipeline), "m.yaml");
   };
-  CHECK(workload("full").stand_in.empty());
-  const OpWorkload wm = workload("mirrored"), wf = workload("folded");
+  const Scenario sfull = load("full"), smirrored = load("mirrored");
+  const OpWorkload wfull = build_op_workload(sfull), wm = build_op_workload(smirrored);
+  const OpWorkload wf = build_op_workload(load("folded"));
+  CHECK(wfull.stand_in.empty());
   REQUIRE(wm.stand_in.size() == 64);
   REQUIRE(wf.stand_in.size() == 64);
   for (int g = 0; g < 64; ++g) {
@@ -128,14 +130,13 @@ TEST_CASE("mirrored and folded fidelity: the simulated GPUs' links stand in for 
   }
   // The links into a GPU carry what its peers send it: as busy as in the full run, and as its links
   // out (balanced routing), where they used to carry only what its own puts returned.
-  const auto links_in = [&](const char* fidelity) {
-    const Scenario sc = load_scenario_text(scenario(8, "{pp: 2, dp: 32, ep: 16}", fidelity, pipeline), "m.yaml");
-    const RunResult r = run_scenario(sc, build_op_workload(sc));
+  const auto links_used = [](const RunResult& r) {
     std::map<std::string, double> used;
     for (const ResourceBusy& b : r.resources) used[b.resource] = b.mean_used;
     return used;
   };
-  const std::map<std::string, double> full = links_in("full"), mirrored = links_in("mirrored");
+  const std::map<std::string, double> full = links_used(run_scenario(sfull, wfull)),
+                                      mirrored = links_used(run_scenario(smirrored, wm));
   for (const char* kind : {"NVLink in", "NVLink out", "InfiniBand in", "InfiniBand out", "HBM"}) {
     INFO(kind);
     REQUIRE(full.count(kind));
