@@ -7,7 +7,8 @@
 // but queues asks everything: it counts as C in D, is not capped, and takes what the capacity
 // leaves in the second solve. Changes made at one instant (flows starting, ending, caps
 // or capacities changing) are batched and the allocation is recomputed once, only over the
-// connected component (links and flows reachable through shared links) that the changes touch.
+// connected components (links and flows reachable through shared links) that the changes touch,
+// each solved on its own so that components alike to the bit are one remembered problem.
 #pragma once
 
 #include <cstdint>
@@ -86,6 +87,8 @@ class FlowNetwork {
   // Statistics up to now (settled on each call).
   LinkStats stats(LinkId link);
   uint64_t reallocations() const { return reallocations_; }
+  // Distinct sharing problems remembered now (parts alike to the bit are one).
+  size_t remembered_problems() const { return solver_.size(); }
 
   void set_observer(LinkObserver* observer) { observer_ = observer; }
 
@@ -123,6 +126,12 @@ class FlowNetwork {
   void mark_dirty_link(uint32_t l);
   void mark_dirty_flow(uint32_t f);
   void reallocate();
+  // Rates of problem_ (the component gathered) into rates_, each part that shares no link with
+  // the others solved on its own.
+  void solve_parts();
+  // Rates of `problem`, whose local link i is links[i], with its queues' shares applied (changes
+  // the problem's capacities and caps on the way; valid until the next solve).
+  const std::vector<double>& solve_with_queues(MaxMinProblem& problem, const uint32_t* links);
   void collect_component();
   void settle_link(Link& link);
   void set_load(uint32_t l, double load);
@@ -144,6 +153,12 @@ class FlowNetwork {
   MaxMinProblem problem_;
   std::vector<double> load_;  // per local link of the component being reallocated
   std::vector<double> asked_, scale_;  // with saturating links: per flow what it asks, per local link its share
+  std::vector<double> rates_;          // per flow of the component, its rate
+  // Splitting a component into parts (solve_parts): per local link its union-find parent, part
+  // and index within the part; parts' link and flow ranges in the sorted lists.
+  std::vector<uint32_t> part_, part_of_link_, local_in_part_, part_links_, part_flows_, sorted_links_, sorted_flows_,
+      cursor_, part_global_links_;
+  MaxMinProblem part_problem_;
   MaxMinMemo solver_;  // reallocations repeat the same few problems
   // The queues' shares, remembered by their arguments: a pure function of them, asked 21 M times
   // in DeepSeek-V3's run (two powers each), mostly with loads asked before.
