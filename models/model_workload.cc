@@ -313,6 +313,19 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
   return mw;
 }
 
+std::vector<std::string> fidelity_warnings(const ModelWorkload& mw, const ClusterConfig& c) {
+  if (mw.fidelity == ModelWorkload::Fidelity::kFull || c.fabric.kind == "switch" || c.fabric.oversubscription <= 1)
+    return {};
+  // Measured on a 512-GPU cut of DeepSeek-V3 (8 layers, PP4, 8 micro-batches): at 1:2 the mirrored
+  // step came out 1.3% short of full's, at 1:4 6.4%; at 1:1 the two are equal to the picosecond.
+  const bool mirrored = mw.fidelity == ModelWorkload::Fidelity::kMirrored;
+  return {std::string(mirrored ? "mirrored" : "folded") +
+          " fidelity on a 1:" + std::to_string(c.fabric.oversubscription) + " oversubscribed " + c.fabric.kind +
+          ": the leaves' uplinks carry only the simulated GPUs' flows, not the flows of the GPUs they stand in "
+          "for, so traffic between leaves is undercounted and the step is a lower bound; `fidelity: full` loads "
+          "them with every GPU's flows"};
+}
+
 ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterConfig& c) {
   const ParallelLayout& l = mw.layout;
   ModelRunSummary s;
@@ -324,6 +337,7 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   if (mw.pipeline) s.simulated_gpus *= l.pp;  // every rank of the pipeline runs
   using F = ModelWorkload::Fidelity;
   s.fidelity = mw.fidelity == F::kMirrored ? "mirrored" : mw.fidelity == F::kFolded ? "folded" : "full";
+  s.fidelity_warnings = fidelity_warnings(mw, c);
   s.micro_batches = mw.pipeline ? mw.pipeline->micro_batches : mw.micro_batches;
   if (mw.pipeline) s.pipeline = schedule_kind_name(mw.pipeline->kind);
   s.tokens_per_micro_batch = mw.tokens_per_gpu();

@@ -47,7 +47,8 @@ struct ModelRunSummary {
   std::string pipeline;  // the schedule of a whole-step run; empty for one stage
   int stage_gpus = 0;
   int simulated_gpus = 0;  // fewer than stage_gpus when replicas are folded
-  std::string fidelity;    // "full" or "folded"
+  std::string fidelity;    // "full", "folded" or "mirrored"
+  std::vector<std::string> fidelity_warnings;  // where it is not the run of every GPU (fidelity_warnings())
   int64_t micro_batches = 0;
   int64_t tokens_per_micro_batch = 0;  // per GPU
   std::string precision;

@@ -21,7 +21,7 @@ struct SweepRecord {
   std::string status;               // "ok", "skipped" or "failed"
   std::vector<std::string> values;  // per SweepSpec::columns: the value the point set, or ""
   std::vector<std::string> metrics; // per kSweepMetrics: the figure, or "" where it has none
-  std::string message;              // why it was skipped or failed
+  std::string message;              // why it was skipped or failed; of an ok point, what limits its answer
   std::string metric(const std::string& name) const;
 };
 

@@ -196,7 +196,11 @@ std::string verdict(const json& result) {
   const json& cost = result.at("cost_model");
   out += kpi("costs", cost.value("calibrated", false) ? "calibrated" : "UNCALIBRATED",
              cost.value("calibrated", false) ? "ok" : "warn");
-  out += "</div><p class=\"bottleneck\"><strong>Bottleneck.</strong> " + html_escape(bottleneck(result)) + "</p></header>\n";
+  out += "</div><p class=\"bottleneck\"><strong>Bottleneck.</strong> " + html_escape(bottleneck(result)) + "</p>";
+  if (result.contains("model") && result.at("model").contains("fidelity_warnings"))
+    for (const auto& w : result.at("model").at("fidelity_warnings"))
+      out += "<p class=\"warn\"><strong>Fidelity.</strong> " + html_escape(w.get<std::string>()) + "</p>";
+  out += "</header>\n";
   return out;
 }
 

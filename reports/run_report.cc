@@ -191,6 +191,7 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
                   {"stage_gpus", m.stage_gpus},
                   {"simulated_gpus", m.simulated_gpus},
                   {"fidelity", m.fidelity},
+                  {"fidelity_warnings", m.fidelity_warnings},
                   {"pipeline", m.pipeline},
                   {"micro_batches", m.micro_batches},
                   {"tokens_per_micro_batch", m.tokens_per_micro_batch},
@@ -229,6 +230,7 @@ std::string model_console(const models::ModelRunSummary& m) {
                 "carry the others')\n",
                 m.simulated_gpus, m.stage_gpus)
           : fmt::format("fidelity   full: {} GPUs simulated, all {} of each stage\n", m.simulated_gpus, m.stage_gpus);
+  for (const std::string& w : m.fidelity_warnings) out += "           warning: " + w + "\n";
   for (const std::string& line : m.placement) out += "           " + line + "\n";
   if (m.gpus_per_token > 0)
     out += fmt::format("routing    a token reaches {:.3f} nodes and {:.3f} GPUs on average (balanced, node-limited)\n",

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -13,6 +14,9 @@
 #include "models/model_workload.h"
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"
+#include "models/sweep_run.h"
+#include "models/sweep_spec.h"
+#include "test_support.h"
 #include "tiny_moe_scenario.h"
 #include "models/scenario_runner.h"
 
@@ -230,6 +234,49 @@ TEST_CASE("mirrored fidelity: skewed routing is refused at the fidelity key", "[
   CHECK(error_of(scenario(2, "{pp: 2, dp: 8, ep: 4}", "mirrored", pipeline, "  routing: {zipf_exponent: 0}\n")).empty());
   CHECK(error_of(scenario(2, "{pp: 2, dp: 8, ep: 4}", "folded", pipeline, "  routing: {zipf_exponent: 1}\n")).empty());
   CHECK(error_of(scenario(2, "{pp: 2, dp: 8, ep: 4}", "mirror", pipeline)).find("m.yaml:17:13:") == 0);
+}
+
+TEST_CASE("mirrored fidelity on an oversubscribed tree says its step is a lower bound and it is one", "[mirrored]") {
+  // 64 nodes make two leaves per plane, so the data-parallel rings and the pipeline's sends cross
+  // between leaves. The stand-ins carry their peers' own links, not the uplinks all of them share:
+  // at 1:1 the uplinks bound nothing and mirrored is full's step; at 1:4 they do, and only full
+  // loads them with every GPU's flows.
+  const auto text = [](const std::string& fidelity, int oversubscription) {
+    std::string t =
+        scenario(64, "{pp: 2, dp: 256, ep: 8}", fidelity, "  pipeline: {schedule: dualpipe, micro_batches: 4}\n");
+    const std::string nodes = "  nodes: 64\n";
+    return t.insert(t.find(nodes) + nodes.size(), "  fabric: {kind: multi_plane_fat_tree, oversubscription: " +
+                                                      std::to_string(oversubscription) + ", pxn: destination}\n");
+  };
+  const auto warnings = [](const std::string& t) {
+    const Scenario sc = load_scenario_text(t, "m.yaml");
+    return summarize_model_workload(*sc.model, sc.cluster).fidelity_warnings;
+  };
+  const Run full1 = run(text("full", 1)), mirrored1 = run(text("mirrored", 1));
+  const Run full4 = run(text("full", 4)), mirrored4 = run(text("mirrored", 4));
+  CHECK(mirrored1.makespan_ms == Approx(full1.makespan_ms).epsilon(kAgree));
+  CHECK(warnings(text("mirrored", 1)).empty());
+  CHECK(full4.makespan_ms > full1.makespan_ms * 1.02);      // the thin uplinks slow every GPU's run
+  CHECK(mirrored4.makespan_ms < full4.makespan_ms / 1.02);  // the simulated GPUs' flows alone do not fill them
+  CHECK(warnings(text("full", 4)).empty());
+  const std::vector<std::string> w = warnings(text("mirrored", 4));
+  REQUIRE(w.size() == 1);
+  CHECK_THAT(w[0], Catch::Contains("1:4 oversubscribed") && Catch::Contains("lower bound") &&
+                       Catch::Contains("fidelity: full"));
+  CHECK(warnings(text("folded", 2)).size() == 1);
+  // A sweep over the oversubscription notes it on the points it concerns.
+  cs::test::TempDir dir;
+  const std::string path = dir.file("fabric.yaml");
+  std::ofstream(path) << text("mirrored", 1) << "sweep:\n  grid:\n    - key: cluster.fabric.oversubscription\n"
+                      << "      values: [1, 4]\n";
+  const SweepSpec spec = load_sweep_file(path);
+  const std::vector<SweepPoint> points = expand_sweep(spec);
+  REQUIRE(points.size() == 2);
+  const SweepRecord exact = run_sweep_point(spec, points[0]), thin = run_sweep_point(spec, points[1]);
+  CHECK(exact.status == "ok");
+  CHECK(exact.message.empty());
+  CHECK(thin.status == "ok");
+  CHECK_THAT(thin.message, Catch::Contains("lower bound") && Catch::Contains("mirrored"));
 }
 
 TEST_CASE("mirrored fidelity: a DeepSeek-V3 step of 120 micro-batches fits the loader's limits", "[mirrored]") {

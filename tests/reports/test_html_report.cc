@@ -8,6 +8,8 @@
 #include "models/op_workload.h"
 #include "models/scenario_loader.h"
 #include "models/scenario_runner.h"
+#include "models/tiny_moe_scenario.h"
+#include "reports/html_escape.h"
 #include "reports/html_report.h"
 #include "reports/report_data.h"
 #include "reports/run_report.h"
@@ -94,6 +96,26 @@ TEST_CASE("the sweep section shows only where the result holds a sweep") {
   CHECK(contains(html, "id=\"sweep\""));
   CHECK(contains(html, "<svg class=\"chart lines\""));
   CHECK(contains(html, "-4.8%"));  // 14.0 against 14.7 measured
+}
+
+TEST_CASE("a mirrored run on an oversubscribed tree says on every output that its step is a lower bound") {
+  std::string text = cs::test::tiny_moe_on_fat_tree(64, "{pp: 2, dp: 256, ep: 8}", "mirrored", 1024,
+                                                    "  pipeline: {schedule: dualpipe, micro_batches: 4}\n");
+  text.insert(text.find("  nodes: 64\n") + 12, "  fabric: {kind: multi_plane_fat_tree, oversubscription: 4}\n");
+  const cs::models::Scenario sc = cs::models::load_scenario_text(text, "t.yaml");
+  const cs::models::RunResult r = cs::models::run_scenario(sc);
+  REQUIRE(r.model);
+  REQUIRE(r.model->fidelity_warnings.size() == 1);
+  const std::string& w = r.model->fidelity_warnings[0];
+  CHECK(contains(cs::reports::result_console(r), "warning: " + w));
+  const json doc = result_of(text);
+  REQUIRE(doc["model"]["fidelity_warnings"] == json::array({w}));
+  CHECK(contains(cs::reports::render_html(doc), "<strong>Fidelity.</strong> " + cs::reports::html_escape(w)));
+  // At 1:1 the stand-ins are exact, and nothing is said.
+  text.replace(text.find("oversubscription: 4"), 19, "oversubscription: 1");
+  const json exact = result_of(text);
+  CHECK(exact["model"]["fidelity_warnings"].empty());
+  CHECK_FALSE(contains(cs::reports::render_html(exact), "Fidelity.</strong>"));
 }
 
 TEST_CASE("a document without a report object is refused") {
