@@ -11,10 +11,11 @@
 // each solved on its own so that components alike to the bit are one remembered problem.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <algorithm>
 #include <limits>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -131,7 +132,7 @@ class FlowNetwork {
   void solve_parts();
   // Rates of `problem`, whose local link i is links[i], with its queues' shares applied (changes
   // the problem's capacities and caps on the way; valid until the next solve).
-  const std::vector<double>& solve_with_queues(MaxMinProblem& problem, const uint32_t* links);
+  const std::vector<double>& solve_with_queues(MaxMinProblem& problem, std::span<const uint32_t> links);
   void collect_component();
   void settle_link(Link& link);
   void set_load(uint32_t l, double load);

@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -31,8 +32,8 @@ MaxMinProblem random_parts(std::mt19937& rng, int parts, std::vector<int>& part_
   // Links and flows of the parts interleaved in index order, as a breadth-first search from several
   // seeds discovers them.
   std::vector<std::vector<uint32_t>> links(parts);
-  std::vector<int> link_count(parts);
-  for (int& n : link_count) n = links_per(rng);
+  std::vector<int> link_count(parts), flow_count(parts);
+  for (int c = 0; c < parts; ++c) link_count[c] = links_per(rng), flow_count[c] = flows_per(rng);
   for (int round = 0; round < 4; ++round)
     for (int c = 0; c < parts; ++c) {
       if (round >= link_count[c]) continue;
@@ -42,7 +43,7 @@ MaxMinProblem random_parts(std::mt19937& rng, int parts, std::vector<int>& part_
     }
   for (int round = 0; round < 6; ++round)
     for (int c = 0; c < parts; ++c) {
-      if (round >= flows_per(rng)) continue;
+      if (round >= flow_count[c]) continue;
       std::vector<uint32_t> path;
       for (uint32_t l : links[c])
         if (path.empty() || small(rng) == 0) path.push_back(l);
@@ -121,6 +122,30 @@ TEST_CASE("a reallocation over parts, queues and kernels off any link gives each
   CHECK(r[3] == 80e9);
   CHECK(r[4] == 30e9);
   CHECK(r[5] == 7e9);
+}
+
+TEST_CASE("parts found in the order flows join links, one interleaved in the other, get their own rates",
+          "[sim][flow][parts]") {
+  // Started in this order, the flows meet the links as l3, l0, l1, l4, l2: the part of l0 and l3
+  // and the part of l4 and l2 merge only with the fourth flow, and l1's part sits between them.
+  Engine e;
+  FlowNetwork net(e);
+  std::vector<LinkId> l;
+  for (double gbps : {100.0, 60.0, 90.0, 30.0, 200.0})
+    l.push_back(net.add_link("", Bandwidth::gbytes_per_s(gbps), Time()));
+  const FlowId f1 = net.start_flow({l[3], l[0]}, 1e9, FlowNetwork::kUncapped, [] {});
+  const FlowId f2 = net.start_flow({l[1]}, 1e9, FlowNetwork::kUncapped, [] {});
+  const FlowId f3 = net.start_flow({l[4], l[2]}, 1e9, FlowNetwork::kUncapped, [] {});
+  const FlowId f4 = net.start_flow({l[2], l[0]}, 1e9, FlowNetwork::kUncapped, [] {});
+  const FlowId f5 = net.start_flow({l[1]}, 1e9, Bandwidth::gbytes_per_s(10), [] {});
+  std::vector<double> r;
+  e.at(Time::us(1), [&] {
+    for (FlowId f : {f1, f2, f3, f4, f5}) r.push_back(net.rate(f).bytes_per_s());
+  });
+  e.run();
+  // By hand: l3 (30) bounds f1 first; l2 then gives f3 and f4 45 each (l0 had 70 left for f4);
+  // on l1, f5 takes its cap of 10 and f2 the remaining 50.
+  CHECK(r == std::vector<double>{30e9, 50e9, 45e9, 45e9, 10e9});
 }
 
 TEST_CASE("parts alike to the bit are one remembered sharing problem", "[sim][flow][parts]") {
