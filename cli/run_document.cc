@@ -41,7 +41,7 @@ RunDocument run_document(const models::Scenario& sc, const models::OpWorkload& w
   if (!r.calibrated) std::cerr << "clustersim: warning: costs are uncalibrated (" << r.cost_model << ")\n";
   for (const std::string& w : r.cost_warnings) std::cerr << "clustersim: warning: " << w << "\n";
   if (r.model)
-    for (const std::string& w : r.model->fidelity_warnings) std::cerr << "clustersim: warning: " << w << "\n";
+    for (const auto& w : r.model->fidelity_warnings) std::cerr << "clustersim: warning: " << w.text << "\n";
   if (!capture) return d;
   nlohmann::json extra = reports::report_json(sc, r, std::move(step), {argv, read_text(file)});
   if (sc.cost.profile) {

@@ -98,11 +98,13 @@ int gpus_per_node(const ClusterConfig& c);
 // Folded and mirrored: per GPU of the cluster, the simulated GPU of its stage and TP rank that
 // stands in for it (the replica dp mod simulated_dp(); see OpWorkload::stand_in). Full: empty.
 std::vector<int> stand_in_gpus(const ModelWorkload& mw, const ClusterConfig& c);
-// Where a folded or mirrored run is not the run of every GPU on this cluster, one line each (empty
-// where it is: at full fidelity, or where no switch link is oversubscribed). The stand-ins carry
-// their peers' links (stand_in_gpus), not the switch links many GPUs' flows share: an
-// oversubscribed uplink sees only the simulated GPUs' flows, so the step is a lower bound there.
-std::vector<std::string> fidelity_warnings(const ModelWorkload& mw, const ClusterConfig& c);
+// Where a folded or mirrored run is not the run of every GPU on this cluster (none at full
+// fidelity, or where no GPU stands in for another, or no switch's uplinks are thinner than the
+// NICs or cables below it). The stand-ins carry their peers' links (stand_in_gpus), not the switch
+// links many GPUs' flows share: a thin uplink sees only the simulated GPUs' flows, so the step is
+// a lower bound there.
+struct FidelityWarning;  // models/scenario_runner.h
+std::vector<FidelityWarning> fidelity_warnings(const ModelWorkload& mw, const ClusterConfig& c);
 
 // Layers per model stage as the workload runs them: the loader's stage_split, else stage_layers
 // over its pipeline schedule's model stages (pp x v interleaved, 2 x pp DualPipeV), or the

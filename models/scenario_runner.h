@@ -39,6 +39,12 @@ struct LinkResult {
   sim::Time busy;
 };
 
+// Where a folded or mirrored run is not the run of every GPU (models/model_workload.h).
+struct FidelityWarning {
+  std::string brief;  // a few words, for a sweep point's note
+  std::string text;   // the whole warning
+};
+
 // What a `model` workload ran and how it was checked.
 struct ModelRunSummary {
   std::string model;
@@ -48,7 +54,7 @@ struct ModelRunSummary {
   int stage_gpus = 0;
   int simulated_gpus = 0;  // fewer than stage_gpus when replicas are folded
   std::string fidelity;    // "full", "folded" or "mirrored"
-  std::vector<std::string> fidelity_warnings;  // where it is not the run of every GPU (fidelity_warnings())
+  std::vector<FidelityWarning> fidelity_warnings;  // where it is not the run of every GPU
   int64_t micro_batches = 0;
   int64_t tokens_per_micro_batch = 0;  // per GPU
   std::string precision;

@@ -67,9 +67,8 @@ void fill_metrics(SweepRecord& rec, const RunResult& r) {
   set_metric(rec, "step_ms", sweep_metric_text("step_ms", r.makespan.to_ms()));
   if (r.model) {
     set_metric(rec, "fidelity", r.model->fidelity);
-    if (!r.model->fidelity_warnings.empty())
-      rec.message =
-          "a lower bound: " + r.model->fidelity + " fidelity leaves the oversubscribed uplinks other GPUs' flows";
+    for (const FidelityWarning& w : r.model->fidelity_warnings)
+      rec.message += (rec.message.empty() ? "" : "; ") + w.brief;
     double bytes = 0;
     for (const auto& [name, b] : r.model->memory_bytes) bytes += b;
     set_metric(rec, "memory_GiB", sweep_metric_text("memory_GiB", bytes / kGiB));

@@ -191,13 +191,14 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
                   {"stage_gpus", m.stage_gpus},
                   {"simulated_gpus", m.simulated_gpus},
                   {"fidelity", m.fidelity},
-                  {"fidelity_warnings", m.fidelity_warnings},
+                  {"fidelity_warnings", json::array()},
                   {"pipeline", m.pipeline},
                   {"micro_batches", m.micro_batches},
                   {"tokens_per_micro_batch", m.tokens_per_micro_batch},
                   {"precision", m.precision},
                   {"placement", m.placement},
                   {"memory_worst_rank", memory}};
+    for (const auto& w : m.fidelity_warnings) model["fidelity_warnings"].push_back(w.text);
     if (m.gpus_per_token > 0)
       model["routing"] = {{"nodes_per_token", m.nodes_per_token}, {"gpus_per_token", m.gpus_per_token}};
     out["model"] = std::move(model);
@@ -230,7 +231,7 @@ std::string model_console(const models::ModelRunSummary& m) {
                 "carry the others')\n",
                 m.simulated_gpus, m.stage_gpus)
           : fmt::format("fidelity   full: {} GPUs simulated, all {} of each stage\n", m.simulated_gpus, m.stage_gpus);
-  for (const std::string& w : m.fidelity_warnings) out += "           warning: " + w + "\n";
+  for (const auto& w : m.fidelity_warnings) out += "           warning: " + w.text + "\n";
   for (const std::string& line : m.placement) out += "           " + line + "\n";
   if (m.gpus_per_token > 0)
     out += fmt::format("routing    a token reaches {:.3f} nodes and {:.3f} GPUs on average (balanced, node-limited)\n",

@@ -40,7 +40,9 @@ std::string summary_of(const SweepRecord& r) {
   if (!r.metric("gpu_hours").empty())
     s += ", " + figure(r, "gpu_hours", " GPU-hours") + ", " + figure(r, "days", " days") +
          (r.metric("cost_usd").empty() ? "" : ", $" + r.metric("cost_usd"));
-  return s + " on " + r.metric("gpus") + " GPUs";
+  // An ok point's message says what limits its answer (a lower bound): it goes with its figures.
+  return s + " on " + r.metric("gpus") + " GPUs" +
+         (r.status == "ok" && !r.message.empty() ? " (" + r.message + ")" : "");
 }
 
 }  // namespace
@@ -112,7 +114,9 @@ std::string sweep_console(const models::SweepSpec& spec, const std::vector<Sweep
     out += fmt::format("{:>5} {:<8}", rec.index, rec.status);
     for (size_t c = 0; c < names.size(); ++c) out += fmt::format(" {:>{}}", rec.values[c], width[c]);
     for (const auto& f : figs) out += fmt::format(" {:>11}", rec.metric(f.first));
-    std::string note = a.best && static_cast<size_t>(*a.best) == r ? "<- best" : rec.message;
+    std::string note = a.best && static_cast<size_t>(*a.best) == r
+                           ? (rec.message.empty() ? "<- best" : "<- best; " + rec.message)
+                           : rec.message;
     if (note.size() > 100) note = note.substr(0, 97) + "...";
     out += "  " + note + "\n";
   }

@@ -44,6 +44,15 @@ std::vector<std::string> rows_of(const std::string& csv) {
 }
 }  // namespace
 
+TEST_CASE("sweep says which points are a lower bound, the best among them", "[cli][sweep]") {
+  // Mirrored on a tree whose uplinks are thinned: every point's step leaves out other GPUs' flows.
+  const RunOutput r = sweep({cs::test::source_dir() + "/tests/cli/data/tiny-moe-thin-uplinks.yaml"});
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "<- best; a lower bound: mirrored fidelity, thin uplinks"));
+  CHECK(contains(r.out, "a lower bound: mirrored fidelity, thin uplinks\n"));  // the other point's note
+  CHECK(contains(r.out, "on 512 GPUs (a lower bound: mirrored fidelity, thin uplinks)"));
+}
+
 TEST_CASE("sweep prints one row per point, the best, and the best SM split", "[cli][sweep]") {
   const RunOutput r = sweep({overlap(), "--comm-sms", "0,8,20,48", "-j", "2"});
   REQUIRE(r.exit_code == 0);

@@ -259,11 +259,22 @@ TEST_CASE("mirrored fidelity on an oversubscribed tree says its step is a lower 
   CHECK(full4.makespan_ms > full1.makespan_ms * 1.02);      // the thin uplinks slow every GPU's run
   CHECK(mirrored4.makespan_ms < full4.makespan_ms / 1.02);  // the simulated GPUs' flows alone do not fill them
   CHECK(warnings(text("full", 4)).empty());
-  const std::vector<std::string> w = warnings(text("mirrored", 4));
+  const std::vector<FidelityWarning> w = warnings(text("mirrored", 4));
   REQUIRE(w.size() == 1);
-  CHECK_THAT(w[0], Catch::Contains("1:4 oversubscribed") && Catch::Contains("lower bound") &&
-                       Catch::Contains("fidelity: full"));
+  CHECK_THAT(w[0].text, Catch::Contains("4:1 oversubscribed") && Catch::Contains("lower bound") &&
+                            Catch::Contains("fidelity: full"));
   CHECK(warnings(text("folded", 2)).size() == 1);
+  // One leaf per plane (32 nodes) has no uplink to thin; five leaves per plane (160 nodes) at 1:1
+  // leave two of a leaf's 32 uplinks dark (three spines, ten cables to each).
+  const auto sized = [&](int nodes, const std::string& layout, int oversubscription) {
+    std::string t = text("mirrored", oversubscription);
+    t.replace(t.find("nodes: 64"), 9, "nodes: " + std::to_string(nodes));
+    return t.replace(t.find("{pp: 2, dp: 256, ep: 8}"), 23, layout);
+  };
+  CHECK(warnings(sized(32, "{pp: 2, dp: 128, ep: 8}", 4)).empty());
+  const std::vector<FidelityWarning> dark = warnings(sized(160, "{pp: 2, dp: 640, ep: 8}", 1));
+  REQUIRE(dark.size() == 1);
+  CHECK_THAT(dark[0].text, Catch::Contains("uplinks left dark"));
   // A sweep over the oversubscription notes it on the points it concerns.
   cs::test::TempDir dir;
   const std::string path = dir.file("fabric.yaml");

@@ -106,7 +106,7 @@ TEST_CASE("a mirrored run on an oversubscribed tree says on every output that it
   const cs::models::RunResult r = cs::models::run_scenario(sc);
   REQUIRE(r.model);
   REQUIRE(r.model->fidelity_warnings.size() == 1);
-  const std::string& w = r.model->fidelity_warnings[0];
+  const std::string& w = r.model->fidelity_warnings[0].text;
   CHECK(contains(cs::reports::result_console(r), "warning: " + w));
   const json doc = result_of(text);
   REQUIRE(doc["model"]["fidelity_warnings"] == json::array({w}));
