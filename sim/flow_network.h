@@ -53,8 +53,12 @@ double queue_share(double offered, double capacity, double exponent);
 class FlowNetwork {
  public:
   static constexpr Bandwidth kUncapped = Bandwidth::bytes_per_s(std::numeric_limits<double>::infinity());
+  static constexpr size_t kSplitFromFlows = 64;  // see solve_parts (sim/flow_parts.cc)
 
-  explicit FlowNetwork(Engine& engine) : engine_(engine) {}
+  // Components of `split_from_flows` flows or more are solved part by part (a speed choice: the
+  // rates are the same either way; tests lower it to split small networks).
+  explicit FlowNetwork(Engine& engine, size_t split_from_flows = kSplitFromFlows)
+      : engine_(engine), split_from_flows_(split_from_flows) {}
 
   LinkId add_link(std::string name, Bandwidth capacity, Time latency);
   // A link may be removed once no flow uses it (per-kernel virtual links are).
@@ -127,8 +131,8 @@ class FlowNetwork {
   void mark_dirty_link(uint32_t l);
   void mark_dirty_flow(uint32_t f);
   void reallocate();
-  // Rates of problem_ (the component gathered) into rates_, each part that shares no link with
-  // the others solved on its own.
+  // Rates of problem_ (the components gathered) into rates_; from kSplitFromFlows flows on, each
+  // part that shares no link with the others solved on its own.
   void solve_parts();
   // Rates of `problem`, whose local link i is links[i], with its queues' shares applied (changes
   // the problem's capacities and caps on the way; valid until the next solve).
@@ -139,6 +143,7 @@ class FlowNetwork {
   void reschedule(uint32_t f);
 
   Engine& engine_;
+  size_t split_from_flows_;
   LinkObserver* observer_ = nullptr;
   std::vector<Link> links_;
   std::vector<uint32_t> free_links_;

@@ -93,9 +93,10 @@ TEST_CASE("max-min rates of parts that share no link are the rates of their unio
 TEST_CASE("a reallocation over parts, queues and kernels off any link gives each flow its part's rates",
           "[sim][flow][parts]") {
   // Three parts start at one instant: a queue (HBM) shared by a copy and a kernel, two flows on a
-  // 100 GB/s link, and one on a 30 GB/s link; plus a kernel's countdown on no link.
+  // 100 GB/s link, and one on a 30 GB/s link; plus a kernel's countdown on no link. Split however
+  // few its flows.
   Engine e;
-  FlowNetwork net(e);
+  FlowNetwork net(e, 0);
   const LinkId copy = net.add_link("copy", Bandwidth::gbytes_per_s(50), Time());
   const LinkId hbm = net.add_link("hbm", Bandwidth::gbytes_per_s(100), Time());
   net.set_saturation(hbm, 4);
@@ -129,7 +130,7 @@ TEST_CASE("parts found in the order flows join links, one interleaved in the oth
   // Started in this order, the flows meet the links as l3, l0, l1, l4, l2: the part of l0 and l3
   // and the part of l4 and l2 merge only with the fourth flow, and l1's part sits between them.
   Engine e;
-  FlowNetwork net(e);
+  FlowNetwork net(e, 0);
   std::vector<LinkId> l;
   for (double gbps : {100.0, 60.0, 90.0, 30.0, 200.0})
     l.push_back(net.add_link("", Bandwidth::gbytes_per_s(gbps), Time()));
@@ -149,16 +150,19 @@ TEST_CASE("parts found in the order flows join links, one interleaved in the oth
 }
 
 TEST_CASE("parts alike to the bit are one remembered sharing problem", "[sim][flow][parts]") {
-  // At 0 one part runs; at 1 ms two more exactly like it start on their own links. Solved as a
-  // whole, the two would be a new problem; solved apart, both are the one the memo already holds.
+  // At 0 one part of 32 flows runs; at 1 ms two more exactly like it start on their own links (64
+  // flows at once: a component large enough to be split). Solved as a whole, the two would be a
+  // new problem; solved apart, both are the one the memo already holds.
   Engine e;
   FlowNetwork net(e);
   const auto part = [&] {
-    const LinkId a = net.add_link("a", Bandwidth::gbytes_per_s(100), Time());
+    const LinkId a = net.add_link("a", Bandwidth::gbytes_per_s(160), Time());
     const LinkId b = net.add_link("b", Bandwidth::gbytes_per_s(40), Time());
     std::vector<FlowId> f;
-    f.push_back(net.start_flow({a}, 1e9, FlowNetwork::kUncapped, [] {}));
-    f.push_back(net.start_flow({a, b}, 1e9, FlowNetwork::kUncapped, [] {}));
+    for (int i = 0; i < 16; ++i) {
+      f.push_back(net.start_flow({a}, 1e9, FlowNetwork::kUncapped, [] {}));
+      f.push_back(net.start_flow({a, b}, 1e9, FlowNetwork::kUncapped, [] {}));
+    }
     return f;
   };
   std::vector<std::vector<FlowId>> parts{part()};
@@ -175,12 +179,13 @@ TEST_CASE("parts alike to the bit are one remembered sharing problem", "[sim][fl
       for (FlowId f : p) rates.push_back(net.rate(f).bytes_per_s());
   });
   e.run();
+  static_assert(FlowNetwork::kSplitFromFlows <= 64);
   CHECK(first == 1);
   CHECK(later == 1);
-  REQUIRE(rates.size() == 6);
+  REQUIRE(rates.size() == 96);
   for (size_t i = 0; i < rates.size(); i += 2) {
-    CHECK(rates[i] == 60e9);
-    CHECK(rates[i + 1] == 40e9);
+    CHECK(rates[i] == 7.5e9);      // 160 less the 16 x 2.5 that b leaves its flows, over 16
+    CHECK(rates[i + 1] == 2.5e9);  // b: 40 over 16
   }
 }
 
