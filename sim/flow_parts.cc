@@ -21,11 +21,11 @@ void FlowNetwork::solve_parts() {
   // average 18.7 flows in 3.3 parts, none of 64 flows or more), where splitting it cost a lookup
   // per part and made that step 10% slower. Only the run of every GPU gathers many parts alike
   // (a 512-GPU cut of it: 926 flows in 250 parts on average). Either way the rates are the same.
-  if (nf < split_from_flows_) {
+  const auto solve_whole = [&] {
     const std::vector<double>& r = solve_with_queues(problem_, comp_links_);
     std::copy(r.begin(), r.end(), rates_.begin());
-    return;
-  }
+  };
+  if (nf < split_from_flows_) return solve_whole();
   // Union-find over the local links; a flow joins the links of its path.
   part_.resize(nl);
   for (uint32_t l = 0; l < nl; ++l) part_[l] = l;
@@ -56,11 +56,7 @@ void FlowNetwork::solve_parts() {
   const size_t parts = part_links_.size() - 1;
   size_t pathless = 0;
   for (size_t f = 0; f < nf; ++f) pathless += p.path(f).empty();
-  if (parts <= 1 && pathless == 0) {  // one part: the problem as it stands
-    const std::vector<double>& r = solve_with_queues(problem_, comp_links_);
-    std::copy(r.begin(), r.end(), rates_.begin());
-    return;
-  }
+  if (parts <= 1 && pathless == 0) return solve_whole();  // one part: the problem as it stands
   // A flow on no link (a kernel's countdown) runs at its cap, as the solver would give it.
   for (size_t f = 0; f < nf; ++f)
     if (p.path(f).empty()) rates_[f] = p.flow_cap[f];
