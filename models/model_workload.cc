@@ -317,6 +317,11 @@ ModelWorkload parse_model_workload(const YamlMap& w, const ClusterConfig& cluste
 
 namespace {
 
+const char* fidelity_name(ModelWorkload::Fidelity f) {
+  using F = ModelWorkload::Fidelity;
+  return f == F::kMirrored ? "mirrored" : f == F::kFolded ? "folded" : "full";
+}
+
 // Whether some switch of the fabric has fewer uplinks than NICs (a leaf) or leaf cables (a
 // three-layer aggregation switch) below it: oversubscription, or uplinks that integer division
 // leaves dark in a partial tree. One leaf per tree has no uplink at all.
@@ -338,7 +343,7 @@ std::vector<FidelityWarning> fidelity_warnings(const ModelWorkload& mw, const Cl
   if (mw.simulated_dp() == mw.layout.replicas() || !thin_uplinks(c)) return {};
   // Measured on a 512-GPU cut of DeepSeek-V3 (8 layers, PP4, 8 micro-batches, two leaves per
   // plane): mirrored came out 1.3% short of full's step at 2:1 and 6.4% at 4:1, equal at 1:1.
-  const std::string fidelity = mw.fidelity == ModelWorkload::Fidelity::kMirrored ? "mirrored" : "folded";
+  const std::string fidelity = fidelity_name(mw.fidelity);
   const std::string tree = c.fabric.oversubscription > 1
                                ? "a " + std::to_string(c.fabric.oversubscription) + ":1 oversubscribed "
                                : "a partial (uplinks left dark) ";
@@ -358,8 +363,7 @@ ModelRunSummary summarize_model_workload(const ModelWorkload& mw, const ClusterC
   s.stage_gpus = l.tp * l.replicas();
   s.simulated_gpus = l.tp * mw.simulated_dp();
   if (mw.pipeline) s.simulated_gpus *= l.pp;  // every rank of the pipeline runs
-  using F = ModelWorkload::Fidelity;
-  s.fidelity = mw.fidelity == F::kMirrored ? "mirrored" : mw.fidelity == F::kFolded ? "folded" : "full";
+  s.fidelity = fidelity_name(mw.fidelity);
   s.fidelity_warnings = fidelity_warnings(mw, c);
   s.micro_batches = mw.pipeline ? mw.pipeline->micro_batches : mw.micro_batches;
   if (mw.pipeline) s.pipeline = schedule_kind_name(mw.pipeline->kind);

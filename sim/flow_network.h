@@ -131,7 +131,7 @@ class FlowNetwork {
   void mark_dirty_link(uint32_t l);
   void mark_dirty_flow(uint32_t f);
   void reallocate();
-  // Rates of problem_ (the components gathered) into rates_; from kSplitFromFlows flows on, each
+  // Rates of problem_ (the components gathered) into rates_; from split_from_flows_ flows on, each
   // part that shares no link with the others solved on its own.
   void solve_parts();
   // Rates of `problem`, whose local link i is links[i], with its queues' shares applied (changes

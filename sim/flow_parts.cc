@@ -33,8 +33,10 @@ void FlowNetwork::solve_parts() {
     while (part_[l] != l) l = part_[l] = part_[part_[l]];
     return l;
   };
+  size_t pathless = 0;
   for (size_t f = 0; f < nf; ++f) {
     const auto path = p.path(f);
+    pathless += path.empty();
     for (size_t i = 1; i < path.size(); ++i) {
       const uint32_t a = root(path[0]), b = root(path[i]);
       if (a != b) part_[std::max(a, b)] = std::min(a, b);  // the root is a part's first link
@@ -54,8 +56,6 @@ void FlowNetwork::solve_parts() {
     }
   }
   const size_t parts = part_links_.size() - 1;
-  size_t pathless = 0;
-  for (size_t f = 0; f < nf; ++f) pathless += p.path(f).empty();
   if (parts <= 1 && pathless == 0) return solve_whole();  // one part: the problem as it stands
   // A flow on no link (a kernel's countdown) runs at its cap, as the solver would give it.
   for (size_t f = 0; f < nf; ++f)

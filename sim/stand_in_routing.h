@@ -3,10 +3,10 @@
 // in for it, and so does its HBM. A simulated GPU's transfers to an unsimulated peer then load the
 // simulated GPU's own ingress links and HBM, which is where its peers' transfers to it land when
 // every GPU runs: each GPU of a class runs the same ops at the same times, so what one GPU's
-// ingress takes from all its peers is what any one of them sends to all of its own. A path that crosses two links of one kind crosses the stand-in's link
-// twice, and the flow counts twice in that link's fair share, as two copies of it would: a put
-// into the sender's own peer reads and writes the same HBM. Links shared between GPUs (switch
-// ports) stay as they are.
+// ingress takes from all its peers is what any one of them sends to all of its own. A path that
+// crosses two links of one kind crosses the stand-in's link twice, and the flow counts twice in
+// that link's fair share, as two copies of it would: a put into the sender's own peer reads and
+// writes the same HBM. Links shared between GPUs (switch ports) stay as they are.
 #pragma once
 
 #include <vector>
