@@ -18,6 +18,7 @@ LinkId FlowNetwork::add_link(std::string name, Bandwidth capacity, Time latency)
   } else {
     l = static_cast<uint32_t>(links_.size());
     links_.emplace_back();
+    link_mark_.push_back(0);
   }
   Link& link = links_[l];
   link = Link{};
@@ -26,6 +27,7 @@ LinkId FlowNetwork::add_link(std::string name, Bandwidth capacity, Time latency)
   link.latency = latency;
   link.alive = true;
   link.stats_since = engine_.now();
+  link_mark_[l] = 0;
   return LinkId{l};
 }
 
@@ -87,16 +89,24 @@ FlowId FlowNetwork::start_flow(const std::vector<LinkId>& path, double bytes, Ba
   } else {
     f = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
+    flow_mark_.push_back(0);
+    path_.emplace_back();
   }
   Flow& flow = flows_[f];
-  flow.path.clear();
+  PathSpan& span = path_[f];
+  if (path.size() > span.room) {  // a new block; the old one is left (slots only ever grow theirs)
+    span.at = static_cast<uint32_t>(path_arena_.size());
+    span.room = static_cast<uint32_t>(path.size());
+    path_arena_.resize(path_arena_.size() + path.size());
+  }
+  span.len = static_cast<uint32_t>(path.size());
   Time latency;
+  PathEntry* entry = path_arena_.data() + span.at;
   for (LinkId l : path) {
     assert(links_[l.v].alive);
-    flow.path.push_back(l.v);
+    *entry++ = {l.v, 0};
     latency += links_[l.v].latency;
   }
-  flow.slot_in_link.assign(flow.path.size(), 0);
   flow.remaining = bytes;
   flow.cap = cap.bytes_per_s();
   flow.rate = 0;
@@ -117,7 +127,7 @@ void FlowNetwork::activate(uint32_t f) {
   if (flow.remaining <= 0) {
     // Nothing to move: done once the latency has passed. Deferred to an event so that callers
     // never see on_done run inside start_flow. It joins no link, so it has nothing to detach.
-    flow.path.clear();
+    path_[f].len = 0;
     flow.state = State::kActive;
     ++active_flow_count_;
     flow.done_event = engine_.after(Time(), [this, f] { complete(f); });
@@ -125,9 +135,9 @@ void FlowNetwork::activate(uint32_t f) {
   }
   flow.state = State::kActive;
   ++active_flow_count_;
-  for (size_t i = 0; i < flow.path.size(); ++i) {
-    Link& link = links_[flow.path[i]];
-    flow.slot_in_link[i] = static_cast<uint32_t>(link.flows.size());
+  for (PathEntry& e : path(f)) {
+    Link& link = links_[e.link];
+    e.slot = static_cast<uint32_t>(link.flows.size());
     link.flows.push_back(f);
   }
   mark_dirty_flow(f);
@@ -136,7 +146,7 @@ void FlowNetwork::activate(uint32_t f) {
 void FlowNetwork::set_cap(FlowId id, Bandwidth cap) {
   Flow& flow = flows_[id.v];
   assert(flow.state != State::kFree);
-  assert((!flow.path.empty() || std::isfinite(cap.bytes_per_s())));
+  assert((path_[id.v].len > 0 || std::isfinite(cap.bytes_per_s())));
   if (flow.cap == cap.bytes_per_s()) return;
   flow.cap = cap.bytes_per_s();
   if (flow.state == State::kActive) mark_dirty_flow(id.v);
@@ -150,28 +160,27 @@ double FlowNetwork::remaining_bytes(FlowId id) const {
 }
 
 void FlowNetwork::detach(uint32_t f) {
-  Flow& flow = flows_[f];
-  for (size_t i = 0; i < flow.path.size(); ++i) {
-    const uint32_t l = flow.path[i];
+  const double rate = flows_[f].rate;
+  for (PathEntry& e : path(f)) {
+    const uint32_t l = e.link;
     Link& link = links_[l];
-    const uint32_t slot = flow.slot_in_link[i];
+    const uint32_t slot = e.slot;
     const auto last = static_cast<uint32_t>(link.flows.size() - 1);
     const uint32_t moved = link.flows[last];
     link.flows[slot] = moved;
     link.flows.pop_back();
-    flow.slot_in_link[i] = UINT32_MAX;  // detached: no later search may take it for a live entry
+    e.slot = UINT32_MAX;  // detached: no later search may take it for a live entry
     if (slot != last) {
       // Point the moved entry at its new position in this link's list. It may be this flow's own
       // other crossing of the link (a path that crosses a link twice: a local copy's HBM, a
       // stand-in's link), which is then detached from its new slot.
-      Flow& m = flows_[moved];
-      for (size_t j = 0; j < m.path.size(); ++j)
-        if (m.path[j] == l && m.slot_in_link[j] == last) {
-          m.slot_in_link[j] = slot;
+      for (PathEntry& m : path(moved))
+        if (m.link == l && m.slot == last) {
+          m.slot = slot;
           break;
         }
     }
-    link.departed += flow.rate;
+    link.departed += rate;
     mark_dirty_link(l);
   }
 }
@@ -211,23 +220,24 @@ void FlowNetwork::collect_component() {
   comp_links_.clear();
   comp_flows_.clear();
   std::vector<uint32_t>& stack = comp_links_;  // links are appended and scanned in order
+  // Every flow on a link's list is active; a dirty flow may have ended since it was marked.
   auto visit_flow = [&](uint32_t f) {
-    Flow& flow = flows_[f];
-    if (flow.state != State::kActive || flow.mark == epoch_) return;
-    flow.mark = epoch_;
+    if (flow_mark_[f] == epoch_) return;
+    flow_mark_[f] = epoch_;
     comp_flows_.push_back(f);
-    for (uint32_t l : flow.path)
-      if (links_[l].mark != epoch_) {
-        links_[l].mark = epoch_;
-        stack.push_back(l);
+    for (const PathEntry& e : path(f))
+      if (link_mark_[e.link] != epoch_) {
+        link_mark_[e.link] = epoch_;
+        stack.push_back(e.link);
       }
   };
   for (uint32_t l : dirty_links_)
-    if (links_[l].alive && links_[l].mark != epoch_) {
-      links_[l].mark = epoch_;
+    if (links_[l].alive && link_mark_[l] != epoch_) {
+      link_mark_[l] = epoch_;
       stack.push_back(l);
     }
-  for (uint32_t f : dirty_flows_) visit_flow(f);
+  for (uint32_t f : dirty_flows_)
+    if (flows_[f].state == State::kActive) visit_flow(f);
   for (size_t i = 0; i < comp_links_.size(); ++i)
     for (uint32_t f : links_[comp_links_[i]].flows) visit_flow(f);
   dirty_links_.clear();
@@ -243,18 +253,17 @@ void FlowNetwork::reallocate() {
   problem_.link_capacity.resize(comp_links_.size());
   for (size_t i = 0; i < comp_links_.size(); ++i) {
     problem_.link_capacity[i] = links_[comp_links_[i]].capacity;
-    links_[comp_links_[i]].mark = static_cast<uint32_t>(i);  // reuse mark as local index
+    link_mark_[comp_links_[i]] = static_cast<uint32_t>(i);  // reuse mark as local index
   }
   for (uint32_t f : comp_flows_) {
-    const Flow& flow = flows_[f];
-    for (uint32_t l : flow.path) problem_.path_link.push_back(links_[l].mark);
+    for (const PathEntry& e : path(f)) problem_.path_link.push_back(link_mark_[e.link]);
     problem_.path_begin.push_back(static_cast<uint32_t>(problem_.path_link.size()));
-    problem_.flow_cap.push_back(flow.cap);
+    problem_.flow_cap.push_back(flows_[f].cap);
   }
   solve_parts();
   const std::vector<double>& rates = rates_;
   ++epoch_;  // local indices in `mark` are now stale; never equal to a future epoch's value
-  for (uint32_t l : comp_links_) links_[l].mark = 0;
+  for (uint32_t l : comp_links_) link_mark_[l] = 0;
 
   std::vector<double>& load = load_;
   load.assign(comp_links_.size(), 0.0);

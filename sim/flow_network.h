@@ -108,13 +108,19 @@ class FlowNetwork {
     double departed = 0;    // rate of the flows that ended since the last reallocation
     double saturation = 0;  // exponent p; 0: an ordinary link
     bool alive = false;
-    uint32_t mark = 0;  // component-search epoch
     Time stats_since;
     LinkStats stats;
   };
+  // One link of a flow's path and the flow's position in that link's list of flows.
+  struct PathEntry {
+    uint32_t link;
+    uint32_t slot;
+  };
+  // Where a flow's path lies in path_arena_: `len` entries from `at`, in a block of `room`.
+  struct PathSpan {
+    uint32_t at = 0, len = 0, room = 0;
+  };
   struct Flow {
-    std::vector<uint32_t> path;
-    std::vector<uint32_t> slot_in_link;  // position of this flow in links_[path[i]].flows
     double remaining = 0;
     double cap = 0;
     double rate = 0;
@@ -122,8 +128,9 @@ class FlowNetwork {
     EventId done_event;
     std::function<void()> on_done;
     State state = State::kFree;
-    uint32_t mark = 0;
   };
+  std::span<PathEntry> path(uint32_t f) { return {path_arena_.data() + path_[f].at, path_[f].len}; }
+  std::span<const PathEntry> path(uint32_t f) const { return {path_arena_.data() + path_[f].at, path_[f].len}; }
 
   void activate(uint32_t f);
   void complete(uint32_t f);
@@ -149,6 +156,13 @@ class FlowNetwork {
   std::vector<uint32_t> free_links_;
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_flows_;
+  // What the component search and the reallocation read of every link and flow they pass, kept
+  // apart from the structs: one dense array each, where a field of a 100-byte struct and a path
+  // behind its own allocation cost a cache miss each in the run of every GPU.
+  std::vector<uint32_t> link_mark_;    // component-search epoch, then the local index in a reallocation
+  std::vector<uint32_t> flow_mark_;    // component-search epoch
+  std::vector<PathSpan> path_;         // per flow
+  std::vector<PathEntry> path_arena_;  // every flow's path; a freed flow's block serves its slot's next flow
   size_t active_flow_count_ = 0;
 
   // Batched reallocation state.
