@@ -1,6 +1,7 @@
 #include "sim/event_queue.h"
 
 #include <cassert>
+#include <stdexcept>
 #include <utility>
 
 namespace cs::sim {
@@ -9,19 +10,27 @@ namespace {
 constexpr size_t kArity = 4;  // 4-ary: shallower than binary, children share a cache line
 }
 
+uint64_t EventQueue::next_order(uint32_t slot) {
+  if (next_seq_ >> (64 - kSlotBits) != 0) throw std::length_error("event queue: 2^40 events pushed or moved");
+  return next_seq_++ << kSlotBits | slot;
+}
+
 EventId EventQueue::push(Time t, Callback cb) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
     free_slots_.pop_back();
   } else {
+    if (slots_.size() > kSlotMask) throw std::length_error("event queue: 2^24 events pending at once");
     slot = static_cast<uint32_t>(slots_.size());
     slots_.emplace_back();
+    pos_.push_back(0);
   }
   Slot& s = slots_[slot];
   s.cb = std::move(cb);
   s.live = true;
-  heap_.push_back(Entry{t, next_seq_++, slot});
+  s.key = Entry{t, next_order(slot)};
+  heap_.push_back(s.key);
   sift_up(heap_.size() - 1);
   return EventId{slot, s.generation};
 }
@@ -31,19 +40,21 @@ void EventQueue::cancel(EventId id) {
   // Captured state is released now, but only once the queue is consistent again: a capture's
   // destructor may schedule or cancel events itself.
   Callback dropped = std::move(slots_[id.slot].cb);
-  remove_at(slots_[id.slot].pos);
+  remove_at(pos_[id.slot]);
   release(id.slot);
 }
 
 bool EventQueue::reschedule(EventId id, Time t) {
   if (!pending(id)) return false;
-  const size_t i = slots_[id.slot].pos;
-  const Entry moved{t, next_seq_++, id.slot};
-  // The fresh sequence number is the largest yet: the entry can only move up if its time fell.
-  const bool up = t < heap_[i].t;
-  heap_[i] = moved;
-  if (up) sift_up(i);
-  else sift_down(i);
+  const size_t i = pos_[id.slot];
+  Entry& key = slots_[id.slot].key;
+  key = Entry{t, next_order(id.slot)};
+  // The fresh sequence number is the largest yet: the key is before the heap's only if its time
+  // is. Else the heap entry stays as it is, a lower bound that pop re-keys.
+  if (t < heap_[i].t) {
+    heap_[i] = key;
+    sift_up(i);
+  }
   return true;
 }
 
@@ -68,10 +79,15 @@ void EventQueue::remove_at(size_t i) {
 
 Time EventQueue::pop(Callback& out) {
   assert(!heap_.empty());
+  // Entries moved later since they were placed take their true keys on reaching the top.
+  while (heap_.front().order != slots_[heap_.front().slot()].key.order) {
+    heap_.front() = slots_[heap_.front().slot()].key;
+    sift_down(0);
+  }
   const Entry top = heap_.front();
   remove_at(0);
-  out = std::move(slots_[top.slot].cb);
-  release(top.slot);
+  out = std::move(slots_[top.slot()].cb);
+  release(top.slot());
   return top.t;
 }
 
