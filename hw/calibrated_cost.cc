@@ -1,6 +1,8 @@
 #include "hw/calibrated_cost.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -8,6 +10,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <tuple>
+#include <unordered_map>
 
 namespace cs::hw {
 
@@ -28,8 +31,12 @@ CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, ClockLoad
   }
 }
 
+namespace {
+std::atomic<uint64_t> next_gemm_time_id{0};
+}  // namespace
+
 CalibratedCost::CalibratedCost(const GpuSpec& gpu, GpuProfile profile, double running_MHz)
-    : gpu_(gpu), profile_(std::move(profile)), roofline_(gpu, RooflineParams{}) {
+    : gpu_(gpu), profile_(std::move(profile)), roofline_(gpu, RooflineParams{}), gemm_time_id_(next_gemm_time_id++) {
   bf16_gemm_ = profile_.gemm_bf16.present() ? with_bf16_rates(profile_.gemm, profile_.gemm_bf16) : profile_.gemm;
   bf16_gemm_.tiling = GemmTiling::kCublasLt;  // BF16 GEMMs are cuBLASLt's (DeepGEMM's of 2025-02 were FP8 only)
   const ClockModel& c = profile_.clocks;
@@ -150,8 +157,35 @@ double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2
   return cache.emplace(key, bytes).first->second;
 }
 
+namespace {
+
+// A GEMM time's arguments: the model object's id, the shape and the SMs.
+using GemmTimeKey = std::array<int64_t, 8>;
+struct GemmTimeKeyHash {
+  size_t operator()(const GemmTimeKey& k) const {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (int64_t w : k) h = (h ^ static_cast<uint64_t>(w)) * 0x100000001b3ull;
+    return h ^ (h >> 29);
+  }
+};
+
+}  // namespace
+
 sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const {
-  return sim::Time::from_seconds_ceil(gemm_model_us(gemm_model(g.dtype), g, sms, mma_scale(g), gemm_slowdown_) * 1e-6);
+  // Asked at every change of a GEMM's SM share, tens of millions of times in a run of every GPU,
+  // for a few shapes; the tile-and-wave model with its powers costs far more than a lookup. Each
+  // thread remembers its own (sweep points run on threads); the time is a function of the key,
+  // since nothing it reads changes once the object is built.
+  thread_local std::unordered_map<GemmTimeKey, int64_t, GemmTimeKeyHash> cache;
+  const int64_t id = static_cast<int64_t>(gemm_time_id_), dtype = static_cast<int64_t>(g.dtype),
+                scaling = static_cast<int64_t>(g.scaling);
+  const GemmTimeKey key{id, g.m, g.n, g.k, g.groups, dtype, scaling, sms};
+  if (const auto it = cache.find(key); it != cache.end()) return sim::Time::ps(it->second);
+  const sim::Time t =
+      sim::Time::from_seconds_ceil(gemm_model_us(gemm_model(g.dtype), g, sms, mma_scale(g), gemm_slowdown_) * 1e-6);
+  if (cache.size() >= (size_t{1} << 20)) cache.clear();  // bounded when shapes never repeat
+  cache.emplace(key, t.ps_count());
+  return t;
 }
 
 sim::PowerLoad CalibratedCost::gemm_power(int gpu, const sim::GemmShape& g, int sms) const {

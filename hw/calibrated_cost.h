@@ -94,6 +94,8 @@ class CalibratedCost : public sim::CostModel {
   double gemm_slowdown_ = 1, comm_slowdown_ = 1;
   bool power_capped_ = false;
   GemmTrafficParams traffic_;  // from the profile's memory section; absent: compulsory bytes
+  // Names this object's GEMM times in gemm_time's cache. A copy keeps it: its times are the same.
+  uint64_t gemm_time_id_;
 };
 
 }  // namespace cs::hw
