@@ -46,11 +46,14 @@ void EventQueue::cancel(EventId id) {
 
 bool EventQueue::reschedule(EventId id, Time t) {
   if (!pending(id)) return false;
-  const size_t i = pos_[id.slot];
   Entry& key = slots_[id.slot].key;
+  const bool earlier = t < key.t;
   key = Entry{t, next_order(id.slot)};
-  // The fresh sequence number is the largest yet: the key is before the heap's only if its time
-  // is. Else the heap entry stays as it is, a lower bound that pop re-keys.
+  // The fresh sequence number is the largest yet: the new key is before the old one, and maybe
+  // before the heap's, only if its time is. Else the heap entry stays as it is, a lower bound that
+  // pop re-keys (and neither its position nor the heap is read).
+  if (!earlier) return true;
+  const size_t i = pos_[id.slot];
   if (t < heap_[i].t) {
     heap_[i] = key;
     sift_up(i);
