@@ -12,6 +12,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "sim/word_hash.h"
+
 namespace cs::hw {
 
 ClockLoad training_clock_load(const GpuProfile& p) {
@@ -160,13 +162,9 @@ double CalibratedCost::traffic_bytes(const sim::GemmShape& g, int sms, double l2
 namespace {
 
 // A GEMM time's arguments: the model object's id, the shape and the SMs.
-using GemmTimeKey = std::array<int64_t, 8>;
+using GemmTimeKey = std::array<uint64_t, 8>;
 struct GemmTimeKeyHash {
-  size_t operator()(const GemmTimeKey& k) const {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (int64_t w : k) h = (h ^ static_cast<uint64_t>(w)) * 0x100000001b3ull;
-    return h ^ (h >> 29);
-  }
+  size_t operator()(const GemmTimeKey& k) const { return sim::hash_words(k); }
 };
 
 }  // namespace
@@ -177,9 +175,9 @@ sim::Time CalibratedCost::gemm_time(int, const sim::GemmShape& g, int sms) const
   // thread remembers its own (sweep points run on threads); the time is a function of the key,
   // since nothing it reads changes once the object is built.
   thread_local std::unordered_map<GemmTimeKey, int64_t, GemmTimeKeyHash> cache;
-  const int64_t id = static_cast<int64_t>(gemm_time_id_), dtype = static_cast<int64_t>(g.dtype),
-                scaling = static_cast<int64_t>(g.scaling);
-  const GemmTimeKey key{id, g.m, g.n, g.k, g.groups, dtype, scaling, sms};
+  const auto word = [](auto v) { return static_cast<uint64_t>(v); };
+  const GemmTimeKey key{gemm_time_id_,  word(g.m),     word(g.n),       word(g.k),
+                        word(g.groups), word(g.dtype), word(g.scaling), word(sms)};
   if (const auto it = cache.find(key); it != cache.end()) return sim::Time::ps(it->second);
   const sim::Time t =
       sim::Time::from_seconds_ceil(gemm_model_us(gemm_model(g.dtype), g, sms, mma_scale(g), gemm_slowdown_) * 1e-6);
