@@ -7,7 +7,8 @@
 namespace cs::sim {
 
 namespace {
-constexpr size_t kArity = 4;  // 4-ary: shallower than binary, children share a cache line
+// 4-ary: shallower than binary; a node's four 16-byte children span one or two cache lines.
+constexpr size_t kArity = 4;
 }
 
 uint64_t EventQueue::next_order(uint32_t slot) {

@@ -157,8 +157,8 @@ class FlowNetwork {
   std::vector<Flow> flows_;
   std::vector<uint32_t> free_flows_;
   // What the component search and the reallocation read of every link and flow they pass, kept
-  // apart from the structs: one dense array each, where a field of a 100-byte struct and a path
-  // behind its own allocation cost a cache miss each in the run of every GPU.
+  // apart from the structs: one dense array each, where a field of a 128-byte flow (or of a larger
+  // link) and a path behind its own allocation cost a cache miss each in the run of every GPU.
   std::vector<uint32_t> link_mark_;    // component-search epoch, then the local index in a reallocation
   std::vector<uint32_t> flow_mark_;    // component-search epoch
   std::vector<PathSpan> path_;         // per flow
