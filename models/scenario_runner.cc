@@ -126,6 +126,8 @@ RunResult run_scenario(const Scenario& sc, const OpWorkload& work, const RunOpti
   r.ops = static_cast<int64_t>(work.graph.ops().size());
   r.events = engine.events_processed();
   r.reallocations = net.reallocations();
+  r.flows_reallocated = net.flows_reallocated();
+  r.flow_rate_changes = net.rate_changes();
   if (sc.model) r.model = summarize_model_workload(*sc.model, cl);
   if (work.pipeline) r.step = step_breakdown(*work.pipeline, work.graph, ex.ops, ex.makespan);
   // A workload stream may hold several engine streams per GPU (pipeline sends: one per peer and

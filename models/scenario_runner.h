@@ -87,6 +87,7 @@ struct RunResult {
   int64_t ops = 0;
   uint64_t events = 0;
   uint64_t reallocations = 0;
+  uint64_t flows_reallocated = 0, flow_rate_changes = 0;  // sim::FlowNetwork's counters
   std::optional<ModelRunSummary> model;  // `model` workloads only
   std::optional<StepBreakdown> step;     // whole-step pipeline runs only
   std::optional<TrainingResult> training;  // scenarios with `training:` (models/training_run.h)

@@ -163,21 +163,26 @@ nlohmann::json result_json(const models::RunResult& r, const std::string& versio
                          {"busy_share_mean", b.mean_share},
                          {"busy_share_max", b.max_share},
                          {"bandwidth_share_mean", b.mean_used >= 0 ? nlohmann::json(b.mean_used) : nlohmann::json()}});
+  const json engine = {{"ops", r.ops},
+                       {"events", r.events},
+                       {"reallocations", r.reallocations},
+                       {"flows_reallocated", r.flows_reallocated},
+                       {"flow_rate_changes", r.flow_rate_changes}};
   json out = json{{"schema_version", kResultSchemaVersion},
-              {"clustersim_version", version},
-              {"scenario", {{"name", r.scenario}, {"file", r.file}}},
-              {"cluster", {{"gpu", r.gpu_model}, {"gpus", r.gpus}, {"fabric", r.fabric}, {"sm_partitions", parts}}},
-              {"cost_model",
-               {{"description", r.cost_model},
-                {"calibrated", r.calibrated},
-                {"range_warnings", r.cost_warnings},
-                {"gemm_clock_MHz_per_gpu", r.gemm_mean_MHz}}},
-              {"makespan_us", r.makespan.to_us()},
-              {"makespan_ps", r.makespan.ps_count()},
-              {"streams", streams},
-              {"links", links},
-              {"resources", resources},
-              {"engine", {{"ops", r.ops}, {"events", r.events}, {"reallocations", r.reallocations}}}};
+                  {"clustersim_version", version},
+                  {"scenario", {{"name", r.scenario}, {"file", r.file}}},
+                  {"cluster", {{"gpu", r.gpu_model}, {"gpus", r.gpus}, {"fabric", r.fabric}, {"sm_partitions", parts}}},
+                  {"cost_model",
+                   {{"description", r.cost_model},
+                    {"calibrated", r.calibrated},
+                    {"range_warnings", r.cost_warnings},
+                    {"gemm_clock_MHz_per_gpu", r.gemm_mean_MHz}}},
+                  {"makespan_us", r.makespan.to_us()},
+                  {"makespan_ps", r.makespan.ps_count()},
+                  {"streams", streams},
+                  {"links", links},
+                  {"resources", resources},
+                  {"engine", engine}};
   if (r.model) {
     const models::ModelRunSummary& m = *r.model;
     json memory = json::object();

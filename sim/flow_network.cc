@@ -248,6 +248,7 @@ void FlowNetwork::reallocate() {
   realloc_pending_ = false;
   collect_component();
   ++reallocations_;
+  flows_reallocated_ += comp_flows_.size();
   // Local indices for the solver; links are visited in discovery order (deterministic).
   problem_.clear();
   problem_.link_capacity.resize(comp_links_.size());
@@ -275,6 +276,7 @@ void FlowNetwork::reallocate() {
       const double dt = (engine_.now() - flow.last_update).to_seconds();
       flow.remaining = std::max(0.0, flow.remaining - flow.rate * dt);
       flow.last_update = engine_.now();
+      rate_changes_ += rates[i] != flow.rate;
       flow.rate = rates[i];
       reschedule(f);
     }

@@ -92,6 +92,12 @@ class FlowNetwork {
   // Statistics up to now (settled on each call).
   LinkStats stats(LinkId link);
   uint64_t reallocations() const { return reallocations_; }
+  // Over every reallocation: the flows it gathered (its components' flows), and those of them
+  // whose rate changed (each then moves its completion event). Their ratio to reallocations() is
+  // what a reallocation costs: in a run of every GPU each gathers every replica acting at its
+  // instant, where one GPU standing in for its replicas gathers its own.
+  uint64_t flows_reallocated() const { return flows_reallocated_; }
+  uint64_t rate_changes() const { return rate_changes_; }
   // Distinct sharing problems remembered now (parts alike to the bit are one).
   size_t remembered_problems() const { return solver_.size(); }
 
@@ -188,7 +194,7 @@ class FlowNetwork {
   static constexpr int kShareMemoBits = 12;
   std::vector<ShareMemo> share_memo_ = std::vector<ShareMemo>(size_t{1} << kShareMemoBits);
   double remembered_queue_share(double offered, double capacity, double exponent);
-  uint64_t reallocations_ = 0;
+  uint64_t reallocations_ = 0, flows_reallocated_ = 0, rate_changes_ = 0;
 };
 
 }  // namespace cs::sim

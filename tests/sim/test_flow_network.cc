@@ -10,6 +10,7 @@ namespace CS_TEST_FILE {  // unique per file: the tests build in unity batches
 
 using cs::sim::Bandwidth;
 using cs::sim::Engine;
+using cs::sim::FlowId;
 using cs::sim::FlowNetwork;
 using cs::sim::LinkId;
 using cs::sim::Time;
@@ -102,6 +103,34 @@ TEST_CASE("flows on disjoint links do not disturb each other, and reallocation s
   CHECK(a_done == Time::ms(100));
   // The flow on `a` keeps its rate: its completion event was never moved.
   CHECK(net.stats(a).busy == Time::ms(100));
+}
+
+TEST_CASE("a reallocation counts the flows it gathered and those whose rate changed", "[sim][flow]") {
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId a = net.add_link("a", Bandwidth::gbytes_per_s(10), Time());
+  const LinkId b = net.add_link("b", Bandwidth::gbytes_per_s(10), Time());
+  // One instant: two flows share `a`, one is alone on `b`: one reallocation of three flows, all
+  // new (from no rate to one).
+  net.start_flow({a}, 1e8, FlowNetwork::kUncapped, [] {});
+  net.start_flow({a}, 2e8, FlowNetwork::kUncapped, [] {});
+  net.start_flow({b}, 1e9, FlowNetwork::kUncapped, [] {});
+  const auto counts = [&](uint64_t reallocations, uint64_t gathered, uint64_t changed) {
+    CHECK(net.reallocations() == reallocations);
+    CHECK(net.flows_reallocated() == gathered);
+    CHECK(net.rate_changes() == changed);
+  };
+  e.at(Time::ms(1), [&] { counts(1, 3, 3); });
+  // At 20 ms the first flow on `a` ends: only a's component is gathered; its survivor doubles.
+  e.at(Time::ms(21), [&] { counts(2, 4, 4); });
+  // A flow capped at 5 GB/s joins `b`: both gathered, both change (the old one 10 to 5 GB/s).
+  FlowId c;
+  e.at(Time::ms(25), [&] { c = net.start_flow({b}, 1e9, Bandwidth::gbytes_per_s(5), [] {}); });
+  e.at(Time::ms(25) + Time::us(1), [&] { counts(3, 6, 6); });
+  // A cap raised above the fair share gathers both again and moves neither rate.
+  e.at(Time::ms(26), [&] { net.set_cap(c, Bandwidth::gbytes_per_s(6)); });
+  e.at(Time::ms(26) + Time::us(1), [&] { counts(4, 8, 6); });
+  e.run();
 }
 
 TEST_CASE("a zero-byte flow completes after the path latency") {
