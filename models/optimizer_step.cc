@@ -94,7 +94,8 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
     std::vector<size_t> preds;  // ring predecessors that are simulated
     std::optional<size_t> mirror_gpu;
     std::vector<std::optional<sim::OpId>> ready;
-    std::optional<sim::OpId> reduce, mirror, adam, gather;
+    std::optional<sim::OpId> reduce, mirror, adam, gather;  // each the last of its kind on the GPU
+    std::vector<sim::OpId> earlier;  // the dense group's reduction and gather, where the experts' follow
   };
   std::vector<PerGpu> st;
   std::map<int, size_t> index;  // simulated GPU -> position in `st`
@@ -160,20 +161,46 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
     return zero ? n.dense / group_size(s.dense) + n.expert / group_size(s.expert) : n.dense + n.expert;
   };
 
+  // One put per group with anything to send, the dense group's first, on the GPU's communication
+  // stream: the experts' collective runs once the dense one has ended. Each group is its own NCCL
+  // communicator, and NCCL's user guide ("Using multiple NCCL communicators concurrently") has
+  // operations on different communicators used at different epochs, one after the other: NCCL
+  // kernels wait for their peers, so two communicators' kernels in flight at once can deadlock.
+  // Megatron-Core reduces its dense bucket groups, then its expert ones, the same way.
+  const auto put_per_group = [&](PerGpu& s, double bytes_per_param, double passes, const char* dense_label,
+                                 const char* expert_label, std::optional<sim::OpId>& last) {
+    const std::pair<const RingSet*, double> groups[] = {{&s.dense, params[s.rank].dense},
+                                                        {&s.expert, params[s.rank].expert}};
+    std::vector<sim::OpId> ops;
+    for (size_t k = 0; k < 2; ++k) {
+      std::vector<int> dst;
+      std::vector<double> bytes;
+      const RingSet& rs = *groups[k].first;
+      ring_sends(rs, s.gpu, share(rs, groups[k].second * bytes_per_param, passes), dst, bytes);
+      if (dst.empty()) continue;
+      if (last) s.earlier.push_back(*last);
+      last = g.add_put(s.comm, dst, bytes, k == 0 ? dense_label : expert_label);
+      ops.push_back(*last);
+    }
+    return ops;
+  };
+
   // 1. Gradients: reduce-scatter (ZeRO-1) or all-reduce (ZeRO-0) over each group.
   for (PerGpu& s : st) {
-    std::vector<int> dst;
-    std::vector<double> bytes;
-    const double grad = precision[s.rank].grad_bytes, passes = zero ? 1 : 2;
-    ring_sends(s.dense, s.gpu, share(s.dense, params[s.rank].dense * grad, passes), dst, bytes);
-    ring_sends(s.expert, s.gpu, share(s.expert, params[s.rank].expert * grad, passes), dst, bytes);
-    if (dst.empty()) continue;
-    s.reduce = g.add_put(s.comm, dst, bytes, zero ? "optimizer.reduce_scatter_grads" : "optimizer.all_reduce_grads");
-    for (const auto& r : s.ready)
-      if (r) g.add_dep(*s.reduce, *r);
-    for (size_t q : s.preds)
-      for (const auto& r : st[q].ready)
-        if (r) g.add_dep(*s.reduce, *r);
+    const double grad = precision[s.rank].grad_bytes;
+    const auto ops =
+        zero ? put_per_group(s, grad, 1, "optimizer.reduce_scatter_grads", "optimizer.reduce_scatter_expert_grads",
+                             s.reduce)
+             : put_per_group(s, grad, 2, "optimizer.all_reduce_grads", "optimizer.all_reduce_expert_grads", s.reduce);
+    // A ring starts once every member has joined: each put waits for the GPU's own work and its
+    // simulated ring predecessors'.
+    for (const sim::OpId op : ops) {
+      for (const auto& r : s.ready)
+        if (r) g.add_dep(op, *r);
+      for (size_t q : s.preds)
+        for (const auto& r : st[q].ready)
+          if (r) g.add_dep(op, *r);
+    }
   }
   // 2. DualPipe: the reduced gradients summed with the mirror copy's.
   for (PerGpu& s : st) {
@@ -201,23 +228,22 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
     wait_preds(s, *s.adam, &PerGpu::reduce);
     if (s.mirror_gpu && st[*s.mirror_gpu].mirror) g.add_dep(*s.adam, *st[*s.mirror_gpu].mirror);
   }
-  // 4. ZeRO-1: every GPU gathers the updated working weights of the others' shards.
+  // 4. ZeRO-1: every GPU gathers the updated working weights of the others' shards, a group at a
+  //    time as the reduction.
   for (PerGpu& s : st) {
     if (!zero) break;
-    std::vector<int> dst;
-    std::vector<double> bytes;
-    const double w = precision[s.rank].weight_bytes;
-    ring_sends(s.dense, s.gpu, share(s.dense, params[s.rank].dense * w, 1), dst, bytes);
-    ring_sends(s.expert, s.gpu, share(s.expert, params[s.rank].expert * w, 1), dst, bytes);
-    if (dst.empty()) continue;
-    s.gather = g.add_put(s.comm, dst, bytes, "optimizer.all_gather_weights");
-    g.add_dep(*s.gather, *s.adam);
-    wait_preds(s, *s.gather, &PerGpu::adam);
+    for (const sim::OpId op : put_per_group(s, precision[s.rank].weight_bytes, 1, "optimizer.all_gather_weights",
+                                            "optimizer.all_gather_expert_weights", s.gather)) {
+      g.add_dep(op, *s.adam);
+      wait_preds(s, op, &PerGpu::adam);
+    }
   }
   std::vector<std::vector<uint32_t>> out(ranks.size());
-  for (const PerGpu& s : st)
+  for (const PerGpu& s : st) {
     for (const auto* op : {&s.reduce, &s.mirror, &s.adam, &s.gather})
       if (*op) out[s.rank].push_back((*op)->v);
+    for (const sim::OpId op : s.earlier) out[s.rank].push_back(op.v);
+  }
   for (auto& ops : out) std::sort(ops.begin(), ops.end());
   return out;
 }

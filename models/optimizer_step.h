@@ -2,6 +2,8 @@
 // its data-parallel group (dense parameters over dp, routed experts over their dp/ep replicas),
 // AdamW on what it owns, and the updated BF16 weights gathered back. ZeRO-1 (zero_stage >= 1):
 // reduce-scatter, AdamW on the 1/n shard, all-gather; ZeRO-0: all-reduce, AdamW on everything.
+// The two groups' collectives run one after the other, as NCCL has different communicators used
+// (optimizer_step.cc).
 //
 // The reductions are rings the way NCCL builds them across nodes: one ring per GPU of a node in
 // the group, each entering every node at a different GPU so the rings leave through different
@@ -42,9 +44,10 @@ struct RankStreams {
 };
 
 // Appends every pipeline rank's optimizer step for its simulated GPUs, after everything already on
-// their streams. Ops per GPU: the gradient reduction (one put to its ring successors), for DualPipe
-// the sum with the mirror copy (one put), AdamW (HBM-bound, on the compute stream), and the weight
-// gather (one put); each waits for what its simulated ring predecessors (and mirror) put into it.
+// their streams. Ops per GPU: the gradient reduction (one put to its ring successors per group,
+// the dense group's, then the routed experts'), for DualPipe the sum with the mirror copy (one
+// put), AdamW (HBM-bound, on the compute stream), and the weight gather (one put per group, in the
+// same order); each waits for what its simulated ring predecessors (and mirror) put into it.
 // Returns each rank's optimizer ops, ascending.
 std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const ModelWorkload& mw, const ClusterConfig& cl,
                                                        const std::vector<RankStreams>& ranks);
