@@ -106,7 +106,7 @@ TEST_CASE("with enough channels NCCL reaches the NVLink rate of the profile, not
 TEST_CASE("at the H800's NVLink rate the optimizer's rings are NVLink-bound on 20 channels", "[data]") {
   // DeepSeek-V3's ZeRO-1 reduce-scatter (FP32) and all-gather (BF16) move gigabytes per GPU; 20
   // NCCL channels (the communication SMs) carry more than the H800's NVLink, so the profile's
-  // carried nvlink_GBps, not NCCL's kernels, times them (README, "Still failing").
+  // carried nvlink_GBps, not NCCL's kernels, times them (README.md, under the step's breakdown).
   const json d = data();
   const double h800_nvlink = cs::hw::find_profile("h800")->comm.nvlink_GBps;
   for (const auto& [kind, dtype] : {std::pair{"reduce_scatter", "float32"}, std::pair{"all_gather", "bfloat16"}})
