@@ -192,15 +192,14 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
         zero ? put_per_group(s, grad, 1, "optimizer.reduce_scatter_grads", "optimizer.reduce_scatter_expert_grads",
                              s.reduce)
              : put_per_group(s, grad, 2, "optimizer.all_reduce_grads", "optimizer.all_reduce_expert_grads", s.reduce);
-    // A ring starts once every member has joined: each put waits for the GPU's own work and its
-    // simulated ring predecessors'.
-    for (const sim::OpId op : ops) {
-      for (const auto& r : s.ready)
-        if (r) g.add_dep(op, *r);
-      for (size_t q : s.preds)
-        for (const auto& r : st[q].ready)
-          if (r) g.add_dep(op, *r);
-    }
+    // A ring starts once every member has joined: the first put waits for the GPU's own work and
+    // its simulated ring predecessors'; the experts' put, behind it on the stream, with it.
+    if (ops.empty()) continue;
+    for (const auto& r : s.ready)
+      if (r) g.add_dep(ops.front(), *r);
+    for (size_t q : s.preds)
+      for (const auto& r : st[q].ready)
+        if (r) g.add_dep(ops.front(), *r);
   }
   // 2. DualPipe: the reduced gradients summed with the mirror copy's.
   for (PerGpu& s : st) {
@@ -232,11 +231,11 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   //    time as the reduction.
   for (PerGpu& s : st) {
     if (!zero) break;
-    for (const sim::OpId op : put_per_group(s, precision[s.rank].weight_bytes, 1, "optimizer.all_gather_weights",
-                                            "optimizer.all_gather_expert_weights", s.gather)) {
-      g.add_dep(op, *s.adam);
-      wait_preds(s, op, &PerGpu::adam);
-    }
+    const auto ops = put_per_group(s, precision[s.rank].weight_bytes, 1, "optimizer.all_gather_weights",
+                                   "optimizer.all_gather_expert_weights", s.gather);
+    if (ops.empty()) continue;
+    g.add_dep(ops.front(), *s.adam);  // the experts' gather waits behind it on the stream
+    wait_preds(s, ops.front(), &PerGpu::adam);
   }
   std::vector<std::vector<uint32_t>> out(ranks.size());
   for (const PerGpu& s : st) {
