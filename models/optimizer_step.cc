@@ -189,9 +189,8 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   for (PerGpu& s : st) {
     const double grad = precision[s.rank].grad_bytes;
     const auto ops =
-        zero ? put_per_group(s, grad, 1, "optimizer.reduce_scatter_grads", "optimizer.reduce_scatter_expert_grads",
-                             s.reduce)
-             : put_per_group(s, grad, 2, "optimizer.all_reduce_grads", "optimizer.all_reduce_expert_grads", s.reduce);
+        put_per_group(s, grad, zero ? 1 : 2, zero ? "optimizer.reduce_scatter_grads" : "optimizer.all_reduce_grads",
+                      zero ? "optimizer.reduce_scatter_expert_grads" : "optimizer.all_reduce_expert_grads", s.reduce);
     // A ring starts once every member has joined: the first put waits for the GPU's own work and
     // its simulated ring predecessors'; the experts' put, behind it on the stream, with it.
     if (ops.empty()) continue;

@@ -2,7 +2,7 @@
 // its data-parallel group (dense parameters over dp, routed experts over their dp/ep replicas),
 // AdamW on what it owns, and the updated BF16 weights gathered back. ZeRO-1 (zero_stage >= 1):
 // reduce-scatter, AdamW on the 1/n shard, all-gather; ZeRO-0: all-reduce, AdamW on everything.
-// The two groups' collectives run one after the other, as NCCL has different communicators used
+// The two groups' collectives run one after the other, as NCCL asks of different communicators
 // (optimizer_step.cc).
 //
 // The reductions are rings the way NCCL builds them across nodes: one ring per GPU of a node in
