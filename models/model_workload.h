@@ -98,11 +98,10 @@ int gpus_per_node(const ClusterConfig& c);
 // Folded and mirrored: per GPU of the cluster, the simulated GPU of its stage and TP rank that
 // stands in for it (the replica dp mod simulated_dp(); see OpWorkload::stand_in). Full: empty.
 std::vector<int> stand_in_gpus(const ModelWorkload& mw, const ClusterConfig& c);
-// Where a folded or mirrored run is not the run of every GPU on this cluster (none at full
-// fidelity, or where no GPU stands in for another, or no switch's uplinks are thinner than the
-// NICs or cables below it). The stand-ins carry their peers' links (stand_in_gpus), not the switch
-// links many GPUs' flows share: a thin uplink sees only the simulated GPUs' flows, so the step is
-// a lower bound there.
+// Where a folded or mirrored run may not be the run of every GPU on this cluster: on a partial tree
+// (uplinks left dark), whose leaves' uplinks differ, so that the GPUs a simulated GPU stands in
+// for (stand_in_gpus) do not all run alike. None at full fidelity or on a whole tree, at any
+// oversubscription: there the stand-ins' images load the switch links as every GPU would.
 struct FidelityWarning;  // models/scenario_runner.h
 std::vector<FidelityWarning> fidelity_warnings(const ModelWorkload& mw, const ClusterConfig& c);
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "models/memory_model.h"
+#include "models/stand_in_images.h"
 
 namespace cs::models {
 
@@ -24,6 +25,20 @@ void ring_sends(const RingSet& rs, int gpu, double bytes_per_ring, std::vector<i
     dst.push_back(*(std::next(it) == ring.end() ? ring.begin() : std::next(it)));
     bytes.push_back(bytes_per_ring);
   }
+}
+
+// The successor of `gpu` on the ring of `rs` where it holds place `place` of its node's block:
+// data_parallel_rings' ring k lists each node's members from the k-th on, so a member holds each
+// place on one ring, the last place being its hop to the next node (a single ring: place 0).
+// -1 when it is on none.
+int successor_at(const RingSet& rs, int gpu, size_t place) {
+  for (const std::vector<int>& ring : rs.rings) {
+    const auto it = std::find(ring.begin(), ring.end(), gpu);
+    if (it == ring.end() || ring.size() < 2 || static_cast<size_t>(it - ring.begin()) % rs.rings.size() != place)
+      continue;
+    return *(std::next(it) == ring.end() ? ring.begin() : std::next(it));
+  }
+  return -1;
 }
 
 void ring_preds(const RingSet& rs, int gpu, std::vector<int>& out) {
@@ -167,6 +182,23 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   // operations on different communicators used at different epochs, one after the other: NCCL
   // kernels wait for their peers, so two communicators' kernels in flight at once can deadlock.
   // Megatron-Core reduces its dense bucket groups, then its expert ones, the same way.
+  // Folded or mirrored: each ring step the GPU makes stands for the same step of the GPUs it stands
+  // in for, on their own groups' rings (the same ring's for the dense group, since they share it).
+  StandInImages stand_in(mw, cl);
+  const auto ring_images = [&](const RingSet& rs, int gpu, bool expert) {
+    std::vector<uint32_t> out;
+    if (!stand_in.active()) return out;
+    for (const std::vector<int>& ring : rs.rings) {
+      const auto it = std::find(ring.begin(), ring.end(), gpu);
+      if (it == ring.end() || ring.size() < 2) continue;  // as ring_sends
+      const size_t place = static_cast<size_t>(it - ring.begin()) % rs.rings.size();
+      out.push_back(stand_in.of(g, gpu, [&](int peer) {
+        return successor_at(rings_of(expert ? expert_dp_group(l, peer, gpn) : dense_dp_group(l, peer, gpn)), peer,
+                            place);
+      }));
+    }
+    return out;
+  };
   const auto put_per_group = [&](PerGpu& s, double bytes_per_param, double passes, const char* dense_label,
                                  const char* expert_label, std::optional<sim::OpId>& last) {
     const std::pair<const RingSet*, double> groups[] = {{&s.dense, params[s.rank].dense},
@@ -179,7 +211,7 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
       ring_sends(rs, s.gpu, share(rs, groups[k].second * bytes_per_param, passes), dst, bytes);
       if (dst.empty()) continue;
       if (last) s.earlier.push_back(*last);
-      last = g.add_put(s.comm, dst, bytes, k == 0 ? dense_label : expert_label);
+      last = g.add_put(s.comm, dst, bytes, k == 0 ? dense_label : expert_label, 0, ring_images(rs, s.gpu, k == 1));
       ops.push_back(*last);
     }
     return ops;
@@ -204,8 +236,11 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   for (PerGpu& s : st) {
     if (!two_copies) break;
     const RankCoords c = rank_coords(l, s.gpu, gpn);
-    s.mirror = g.add_put(s.comm, {gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp)}, {owned(s) * precision[s.rank].grad_bytes},
-                         "optimizer.sum_dualpipe_copies");
+    const int mirror = gpu_of(l, c.tp, c.dp, l.pp - 1 - c.pp);
+    std::vector<uint32_t> images;  // the same replicas' mirrors
+    if (stand_in.active()) images = {stand_in.of(g, StandInImages::Role::kSameReplica, s.gpu, mirror)};
+    s.mirror = g.add_put(s.comm, {mirror}, {owned(s) * precision[s.rank].grad_bytes}, "optimizer.sum_dualpipe_copies",
+                         0, images);
     for (const auto& r : s.ready)
       if (r) g.add_dep(*s.mirror, *r);
     wait_preds(s, *s.mirror, &PerGpu::reduce);

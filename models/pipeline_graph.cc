@@ -13,6 +13,7 @@
 #include "models/pipeline_schedule.h"
 #include "models/stage_emitter.h"
 #include "models/stage_units.h"
+#include "models/stand_in_images.h"
 
 namespace cs::models {
 
@@ -245,6 +246,7 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
   for (int r = 0; r < sched.ranks; ++r) record_heads(r);
   // (pass, GPU index) -> the send that carries it to its consumer, made once.
   std::map<std::pair<PassRef, size_t>, sim::OpId> sent;
+  StandInImages images(mw, cl);
   const auto send = [&](const PassRef& pass, size_t i, int consumer) -> sim::OpId {
     if (const auto it = sent.find({pass, i}); it != sent.end()) return it->second;
     const Produced& p = produced.at(pass);
@@ -258,9 +260,10 @@ OpWorkload build_pipeline_workload(const ModelWorkload& mw, const ClusterConfig&
                .first;
       w.engine_streams[2].push_back(it->second.v);
     }
-    const sim::OpId op =
-        w.graph.add_send(it->second, dst, boundary_bytes,
-                         pass.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient", mw.pipeline_p2p);
+    // Folded or mirrored: it stands for the same send of every replica the GPU stands in for.
+    const sim::OpId op = w.graph.add_send(
+        it->second, dst, boundary_bytes, pass.pass == ChunkPass::kForward ? "pp.send_activation" : "pp.send_gradient",
+        mw.pipeline_p2p, images.of(w.graph, StandInImages::Role::kSameReplica, src, dst));
     w.graph.add_dep(op, p.last[i]);
     for (const sim::OpId head : rendezvous.posted_after(pass, i)) w.graph.add_dep(op, head);
     for (const PassRef& earlier : rendezvous.posted_after_passes(pass)) w.graph.add_dep(op, sent.at({earlier, i}));

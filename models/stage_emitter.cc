@@ -47,8 +47,13 @@ std::optional<MoeRoutingSetup> workload_routing(const ModelWorkload& mw, int gpu
 
 StageEmitter::StageEmitter(sim::OpGraph& graph, const ModelWorkload& mw, const ClusterConfig& cl, std::vector<int> gpus,
                            std::vector<sim::StreamId> compute, std::vector<sim::StreamId> comm)
-    : g_(graph), mw_(mw), gpn_(gpus_per_node(cl)), gpus_(std::move(gpus)), compute_(std::move(compute)),
-      comm_(std::move(comm)) {
+    : g_(graph),
+      mw_(mw),
+      gpn_(gpus_per_node(cl)),
+      gpus_(std::move(gpus)),
+      compute_(std::move(compute)),
+      comm_(std::move(comm)),
+      images_(mw, cl) {
   setup_ = workload_routing(mw, gpn_);
   if (setup_) stats_ = routing_stats(*setup_);
   tokens_ = static_cast<double>(mw.tokens_per_gpu());
@@ -173,9 +178,13 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
       const RankCoords& rc = coords_[i];
       const Row& row = a2a_row(op.comm, op.comm_bytes, rc.ep);
       std::vector<int> dst;
+      std::vector<uint32_t> images;  // each destination's: its offset in every EP group stood for
       dst.reserve(row.dst_ep.size());
-      for (int e : row.dst_ep) dst.push_back(gpu_of(mw_.layout, rc.tp, rc.edp * mw_.layout.ep + e, rc.pp));
-      chain(i, grid(i, g_.add_put(comm_[i], dst, row.bytes, c.label, paced)));
+      for (int e : row.dst_ep) {
+        dst.push_back(gpu_of(mw_.layout, rc.tp, rc.edp * mw_.layout.ep + e, rc.pp));
+        if (images_.active()) images.push_back(images_.of(g_, StandInImages::Role::kEpOffset, gpus_[i], dst.back()));
+      }
+      chain(i, grid(i, g_.add_put(comm_[i], dst, row.bytes, c.label, paced, images)));
     }
     return;
   }
@@ -193,8 +202,10 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
       const RankCoords& rc = coords_[i];
       const std::vector<int> next = {gpu_of(mw_.layout, rc.tp, rc.dp - rc.cp + (rc.cp + step) % n, rc.pp)};
       const std::vector<double> chunk = {op.comm_bytes / n};
+      std::vector<uint32_t> images;  // the same hop of every CP group stood for
+      if (images_.active()) images = {images_.of(g_, StandInImages::Role::kCpOffset, gpus_[i], next[0])};
       for (int k = 0; k + 1 < n; ++k) {
-        const sim::OpId id = g_.add_put(comm_[i], next, chunk, c.label);
+        const sim::OpId id = g_.add_put(comm_[i], next, chunk, c.label, 0, images);
         if (k == 0) {
           take_pending(c.slot, i, id);
           if (last_compute_[c.slot][i]) g_.add_dep(id, *last_compute_[c.slot][i]);
@@ -209,6 +220,11 @@ void StageEmitter::emit_comm(const ChunkOp& c) {
     for (size_t i : members) streams.push_back(comm_[i]);
     const std::vector<sim::OpId> ids = moe ? g_.add_all_to_all_v(streams, a2a(op.comm, op.comm_bytes), c.label, paced)
                                            : g_.add_collective(tp_collective(op.comm), op.comm_bytes, streams, c.label);
+    if (images_.active() && !ids.empty()) {  // the same collective of the replicas its GPUs stand in for
+      std::vector<int> gpus;
+      for (size_t i : members) gpus.push_back(gpus_[i]);
+      images_.relabel(g_, ids.front(), gpus);
+    }
     for (size_t j = 0; j < members.size(); ++j) chain(members[j], grid(members[j], ids[j]));
   };
   if (cp)

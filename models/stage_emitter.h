@@ -32,6 +32,7 @@
 #include "models/layer_ops.h"
 #include "models/model_workload.h"
 #include "models/moe_routing.h"
+#include "models/stand_in_images.h"
 #include "sim/op_graph.h"
 
 namespace cs::models {
@@ -100,6 +101,7 @@ class StageEmitter {
   std::vector<std::vector<bool>> comm_consumed_;
   std::vector<std::vector<bool>> last_comm_moe_;  // the chunk's last collective is an MoE all-to-all
   std::vector<std::vector<std::vector<sim::OpId>>> pending_;
+  StandInImages images_;  // of the mirrored puts
 };
 
 // The collective a tensor-parallel op runs.

@@ -312,15 +312,18 @@ void Executor::start_phase(uint32_t c) {
     // The paced flow's index, or none: with `this` and c, 16 bytes, which std::function keeps in
     // place (a separate flag made the capture 24 bytes, allocated for every transfer).
     const uint32_t paced_index = paced ? static_cast<uint32_t>(cs.paced.size()) : UINT32_MAX;
-    const FlowId f = net_.start_flow(path_, t.bytes, paced ? paced_cap(sender, t.bytes) : FlowNetwork::kUncapped,
-                                     [this, c, paced_index] {
-                                       CollectiveState& st = coll_[c];
-                                       if (paced_index != UINT32_MAX) st.paced[paced_index].live = false;
-                                       if (--st.outstanding == 0) {
-                                         ++st.phase;
-                                         start_phase(c);
-                                       }
-                                     });
+    const size_t timed = add_image_links(col, t.src, t.dst);
+    const FlowId f = net_.start_flow(
+        path_, t.bytes, paced ? paced_cap(sender, t.bytes) : FlowNetwork::kUncapped,
+        [this, c, paced_index] {
+          CollectiveState& st = coll_[c];
+          if (paced_index != UINT32_MAX) st.paced[paced_index].live = false;
+          if (--st.outstanding == 0) {
+            ++st.phase;
+            start_phase(c);
+          }
+        },
+        timed);
     if (paced) cs.paced.push_back({f, sender, t.bytes});
   }
   if (transfers.empty()) {
@@ -362,7 +365,48 @@ void Executor::launch_copy_engine(uint32_t op) {
     wake_power(routing_.stand_in(src));
     wake_power(routing_.stand_in(dst));
   }
-  net_.start_flow(path_, col.bytes, cost_.copy_engine_rate(src), [this, op] { finish(op); });
+  const size_t timed = add_image_links(col, 0, 1);
+  net_.start_flow(
+      path_, col.bytes, cost_.copy_engine_rate(src), [this, op] { finish(op); }, timed);
+}
+
+size_t Executor::add_image_links(const Collective& c, uint32_t src, uint32_t dst) {
+  const size_t timed = path_.size();
+  if (c.image_list == UINT32_MAX || src == dst) return timed;
+  const int src_gpu = c.gpus[src], dst_gpu = c.gpus[dst];
+  ImageLinks* cached;
+  std::vector<GpuPair> pairs;
+  if (OpGraph::one_sided(c)) {
+    const uint32_t set = graph_.image_set(c, dst);
+    if (set == OpGraph::kNoImages) return timed;
+    if (image_links_.size() < graph_.image_sets()) image_links_.resize(graph_.image_sets());
+    cached = &image_links_[set];
+    if (!cached->found || cached->src != src_gpu || cached->dst != dst_gpu) {
+      const std::span<const GpuPair> images = graph_.images(set);
+      pairs.assign(images.begin(), images.end());
+      cached->found = false;
+    }
+  } else {
+    const size_t n = c.gpus.size();
+    if (relabeled_links_.size() < graph_.relabeling_sets()) relabeled_links_.resize(graph_.relabeling_sets());
+    std::vector<ImageLinks>& table = relabeled_links_[c.image_list];
+    if (table.empty()) table.resize(n * n);
+    cached = &table[src * n + dst];
+    if (!cached->found) {
+      const std::span<const int> r = graph_.image_relabelings(c);
+      pairs.push_back({src_gpu, dst_gpu});
+      for (size_t at = 0; at < r.size(); at += n) pairs.push_back({r[at + src], r[at + dst]});
+    }
+  }
+  if (!cached->found) {
+    cached->links.clear();
+    routing_.image_links(src_gpu, dst_gpu, pairs, cached->links);
+    cached->found = true;
+    cached->src = src_gpu;
+    cached->dst = dst_gpu;
+  }
+  path_.insert(path_.end(), cached->links.begin(), cached->links.end());
+  return timed;
 }
 
 void Executor::add_gemm_sms(int gpu, int delta) {

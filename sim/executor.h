@@ -183,6 +183,20 @@ class Executor {
   std::vector<GpuPower> power_;  // per GPU, under a power-capped cost model; empty otherwise
   bool draining_ = false;
   std::vector<LinkId> path_;
+  // Appends to path_ the links that the images of collective c's transfer from rank `src` to rank
+  // `dst` load (OpGraph::add_images, Routing::image_links), and returns how many links path_ had
+  // before them: the flow's own route, whose latency it waits.
+  size_t add_image_links(const Collective& c, uint32_t src, uint32_t dst);
+  // The links each image set's images load, found on first use: a set recurs at every micro-batch.
+  // Per set of a put or send (a set holds one simulated GPU's transfers, so one source and
+  // destination ask for it), and per relabeling set and pair of ranks of a collective.
+  struct ImageLinks {
+    bool found = false;
+    int src = 0, dst = 0;
+    std::vector<LinkId> links;
+  };
+  std::vector<ImageLinks> image_links_;
+  std::vector<std::vector<ImageLinks>> relabeled_links_;  // per relabeling set, ranks src x dst
 };
 
 }  // namespace cs::sim

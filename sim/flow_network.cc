@@ -79,7 +79,7 @@ void FlowNetwork::set_saturation(LinkId id, double exponent) {
 }
 
 FlowId FlowNetwork::start_flow(const std::vector<LinkId>& path, double bytes, Bandwidth cap,
-                               std::function<void()> on_done) {
+                               std::function<void()> on_done, size_t timed_links) {
   assert(bytes >= 0);
   assert((!path.empty() || std::isfinite(cap.bytes_per_s())) && "a path-less flow needs a cap");
   uint32_t f;
@@ -102,10 +102,11 @@ FlowId FlowNetwork::start_flow(const std::vector<LinkId>& path, double bytes, Ba
   span.len = static_cast<uint32_t>(path.size());
   Time latency;
   PathEntry* entry = path_arena_.data() + span.at;
-  for (LinkId l : path) {
+  for (size_t i = 0; i < path.size(); ++i) {
+    const LinkId l = path[i];
     assert(links_[l.v].alive);
     *entry++ = {l.v, 0};
-    latency += links_[l.v].latency;
+    if (i < timed_links) latency += links_[l.v].latency;
   }
   flow.remaining = bytes;
   flow.cap = cap.bytes_per_s();

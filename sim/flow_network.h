@@ -69,9 +69,11 @@ class FlowNetwork {
 
   // Starts a flow of `bytes` along `path`. It waits the summed latency of the path, then moves at
   // its fair rate, never above `cap`. A flow with an empty path needs a finite cap: it is then a
-  // countdown at that rate (how compute kernels that touch no link progress).
-  FlowId start_flow(const std::vector<LinkId>& path, double bytes, Bandwidth cap,
-                    std::function<void()> on_done);
+  // countdown at that rate (how compute kernels that touch no link progress). Only the path's first
+  // `timed_links` links add to its latency: the others are links a stand-in's flow loads for the
+  // transfers it stands for (sim::Routing::image_links), not hops it makes.
+  FlowId start_flow(const std::vector<LinkId>& path, double bytes, Bandwidth cap, std::function<void()> on_done,
+                    size_t timed_links = SIZE_MAX);
   void set_cap(FlowId flow, Bandwidth cap);
 
   Bandwidth rate(FlowId flow) const { return Bandwidth::bytes_per_s(flows_[flow.v].rate); }

@@ -166,16 +166,53 @@ std::vector<OpId> OpGraph::add_collective(CollectiveKind kind, double bytes,
   return out;
 }
 
-OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view label, Mover mover) {
+OpId OpGraph::add_send(StreamId src, int dst_gpu, double bytes, std::string_view label, Mover mover, uint32_t images) {
+  std::vector<int> gpus{streams_[src.v].gpu, dst_gpu};
+  const uint32_t list = images == kNoImages ? UINT32_MAX : image_list(gpus, {dst_gpu}, {images});
   const auto c = static_cast<uint32_t>(collectives_.size());
   const uint32_t op = add_op(src, OpKind::kComm, c, label);
-  collectives_.push_back(
-      Collective{CollectiveKind::kSend, bytes, {streams_[src.v].gpu, dst_gpu}, {op}, UINT32_MAX, mover});
+  Collective col{CollectiveKind::kSend, bytes, std::move(gpus), {op}, UINT32_MAX, mover};
+  col.image_list = list;
+  collectives_.push_back(std::move(col));
   return OpId{op};
 }
 
+uint32_t OpGraph::add_images(std::vector<GpuPair> images) {
+  std::sort(images.begin(), images.end());
+  images.erase(std::unique(images.begin(), images.end()), images.end());
+  return image_sets_.add(images);
+}
+
+uint32_t OpGraph::image_list(const std::vector<int>& gpus, const std::vector<int>& dst_gpus,
+                             const std::vector<uint32_t>& images) {
+  if (images.empty()) return UINT32_MAX;
+  if (images.size() != dst_gpus.size()) throw std::invalid_argument("put: one image set per destination");
+  for (size_t i = 0; i < dst_gpus.size(); ++i) {  // every check before anything is stored
+    if (images[i] == kNoImages) continue;
+    if (images[i] >= image_sets_.sets()) throw std::invalid_argument("put: unknown image set");
+    const std::span<const GpuPair> set = image_sets_.get(images[i]);
+    if (!std::binary_search(set.begin(), set.end(), GpuPair{gpus[0], dst_gpus[i]}))
+      throw std::invalid_argument("put: an image set without the transfer it stands for");
+  }
+  std::vector<uint32_t> list(gpus.size() - 1, kNoImages);
+  for (size_t i = 0; i < dst_gpus.size(); ++i) {
+    if (images[i] == kNoImages) continue;
+    const std::span<const GpuPair> set = image_sets_.get(images[i]);
+    uint32_t& at = list[std::find(gpus.begin() + 1, gpus.end(), dst_gpus[i]) - gpus.begin() - 1];
+    if (at == kNoImages || at == images[i]) {
+      at = images[i];
+    } else {  // a destination listed twice: its transfers are summed, and so are their images
+      std::vector<GpuPair> both(set.begin(), set.end());
+      const std::span<const GpuPair> had = image_sets_.get(at);
+      both.insert(both.end(), had.begin(), had.end());
+      at = add_images(std::move(both));
+    }
+  }
+  return image_lists_.add(list);
+}
+
 OpId OpGraph::add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes,
-                      std::string_view label, double paced_bytes) {
+                      std::string_view label, double paced_bytes, const std::vector<uint32_t>& images) {
   if (src.v >= streams_.size()) throw std::invalid_argument("put: unknown stream");
   if (!(paced_bytes >= 0) || !std::isfinite(paced_bytes))
     throw std::invalid_argument("put: paced bytes must be finite and >= 0");
@@ -191,17 +228,15 @@ OpId OpGraph::add_put(StreamId src, const std::vector<int>& dst_gpus, const std:
     transfers.push_back({0, rank, bytes[i]});
   }
   transfers = normalize_transfers(static_cast<uint32_t>(gpus.size()), std::move(transfers));
+  const uint32_t list = image_list(gpus, dst_gpus, images);
   double total = 0;
   for (const Transfer& t : transfers) total += t.bytes;
   const auto c = static_cast<uint32_t>(collectives_.size());
   const uint32_t op = add_op(src, OpKind::kComm, c, label);
-  collectives_.push_back(Collective{CollectiveKind::kAllToAllV,
-                                    total,
-                                    std::move(gpus),
-                                    {op},
-                                    transfer_pool_.add(transfers),
-                                    Mover::kSms,
-                                    paced_bytes});
+  Collective col{CollectiveKind::kAllToAllV,    total,       std::move(gpus), {op},
+                 transfer_pool_.add(transfers), Mover::kSms, paced_bytes};
+  col.image_list = list;
+  collectives_.push_back(std::move(col));
   return OpId{op};
 }
 
@@ -305,6 +340,19 @@ void OpGraph::shrink_to_fit() {
   deps_.shrink_to_fit();
   collectives_.shrink_to_fit();
   for (Stream& s : streams_) s.ops.shrink_to_fit();
+}
+
+void OpGraph::set_image_relabelings(OpId op, const std::vector<std::vector<int>>& relabelings) {
+  if (op.v >= ops_.size() || ops_[op.v].kind != OpKind::kComm)
+    throw std::invalid_argument("images: not a communication op");
+  Collective& c = collectives_[ops_[op.v].payload];
+  if (one_sided(c)) throw std::invalid_argument("images: a put or send takes its images per destination");
+  std::vector<int> flat = c.gpus;  // kept with them: a set is one collective's
+  for (const std::vector<int>& r : relabelings) {
+    if (r.size() != c.gpus.size()) throw std::invalid_argument("images: a relabeling of another length");
+    flat.insert(flat.end(), r.begin(), r.end());
+  }
+  c.image_list = relabelings.empty() ? UINT32_MAX : relabelings_.add(flat);
 }
 
 void OpGraph::set_grid_sms(OpId op, int sms) {

@@ -152,6 +152,10 @@ struct Collective {
   // The SMs its kernel launches on (its grid), taken from whatever partition it runs on; 0: the
   // whole partition, as a kernel given a partition of its own for communication is.
   int grid_sms = 0;
+  // Its images (OpGraph::add_images), UINT32_MAX for none: a put's or send's (one op, for its
+  // source), a list of image sets, one per destination rank; a collective's whose every rank runs
+  // an op, its relabelings (OpGraph::set_image_relabelings).
+  uint32_t image_list = UINT32_MAX;
 };
 
 class OpGraph {
@@ -174,15 +178,45 @@ class OpGraph {
                                      std::string_view label, double paced_bytes = 0);
   // A one-sided put: the source stream's kernel writes `bytes` into dst_gpu's memory; by the copy
   // engine, no kernel: the stream only orders it, and its partition's SMs stay free.
-  OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label, Mover mover = Mover::kSms);
+  // `images`: the transfer's image set (add_images), or none.
+  OpId add_send(StreamId src, int dst_gpu, double bytes, std::string_view label, Mover mover = Mover::kSms,
+                uint32_t images = kNoImages);
   // A one-sided put to several GPUs at once: the source stream's kernel writes bytes[i] into
   // dst_gpus[i]'s memory, all concurrently (a ring collective's steps pipelined into one bulk
   // transfer per ring, where only the source is simulated). Repeated destinations are summed.
-  // `paced_bytes`: Collective::paced_bytes of the source's kernel. Throws std::invalid_argument,
-  // leaving the graph unchanged, for dst == src, sizes that differ, or bytes (or paced_bytes)
-  // negative or not finite.
+  // `paced_bytes`: Collective::paced_bytes of the source's kernel. `images`: none, or one image set
+  // per destination (add_images; a repeated destination's sets are joined). Throws
+  // std::invalid_argument, leaving the graph unchanged, for dst == src, sizes that differ, bytes (or
+  // paced_bytes) negative or not finite, or an image set unknown or without its own transfer.
   OpId add_put(StreamId src, const std::vector<int>& dst_gpus, const std::vector<double>& bytes, std::string_view label,
-               double paced_bytes = 0);
+               double paced_bytes = 0, const std::vector<uint32_t>& images = {});
+  // Where a run simulates some GPUs on behalf of others (folded and mirrored fidelity), a put's or
+  // send's transfer stands for the transfers in the same role that the GPUs its source stands in
+  // for make, itself among them: its images. The executor loads the switch links they cross
+  // (sim::Routing::image_links), which one stand-in's own flow alone would leave light. Stores
+  // the set once (sorted, repeats dropped) and returns its id.
+  static constexpr uint32_t kNoImages = UINT32_MAX;
+  uint32_t add_images(std::vector<GpuPair> images);
+  // The image set of the transfer to rank `dst_rank` (1 on) of a put or send; kNoImages if none.
+  uint32_t image_set(const Collective& c, uint32_t dst_rank) const {
+    return c.image_list == UINT32_MAX || !one_sided(c) ? kNoImages : image_lists_.get(c.image_list)[dst_rank - 1];
+  }
+  // A collective among simulated GPUs (every rank runs an op) stands for the same collective among
+  // the GPUs they stand in for: each relabeling names, per rank, the GPU holding that rank in one
+  // of those (the collective's own GPUs left out). The images of its transfer s -> d are then the
+  // transfer itself and (relabeling[s], relabeling[d]) for each relabeling. Throws
+  // std::invalid_argument for an op that is no such collective's or a relabeling of another length.
+  void set_image_relabelings(OpId op, const std::vector<std::vector<int>>& relabelings);
+  // A collective's relabelings, one after another (each gpus.size() long); empty when it has none.
+  std::span<const int> image_relabelings(const Collective& c) const {
+    return c.image_list == UINT32_MAX || one_sided(c) ? std::span<const int>()
+                                                      : relabelings_.get(c.image_list).subspan(c.gpus.size());
+  }
+  size_t relabeling_sets() const { return relabelings_.sets(); }
+  // A put or a send: one op, its source's, and the destinations' GPUs run none.
+  static bool one_sided(const Collective& c) { return c.ops.size() < c.gpus.size(); }
+  std::span<const GpuPair> images(uint32_t set) const { return image_sets_.get(set); }
+  size_t image_sets() const { return image_sets_.sets(); }
   // The collective of communication op `op` launches its kernels on at most `sms` SMs
   // (Collective::grid_sms). Throws std::invalid_argument for an op that is no collective's or sms < 0.
   void set_grid_sms(OpId op, int sms);
@@ -240,6 +274,13 @@ class OpGraph {
   std::unordered_map<GenericCompute, uint32_t, PayloadHash, PayloadSame> compute_index_;
   std::vector<Collective> collectives_;
   TransferPool transfer_pool_;
+  SetPool<GpuPair> image_sets_;
+  SetPool<uint32_t> image_lists_;  // per put or send, an image set id per destination rank
+  SetPool<int> relabelings_;       // per collective among simulated GPUs: its GPUs, then its relabelings
+  // The image list of a collective over `gpus` (source first) whose destinations dst_gpus[i] have
+  // image sets images[i]; UINT32_MAX for none. Throws as add_put says.
+  uint32_t image_list(const std::vector<int>& gpus, const std::vector<int>& dst_gpus,
+                      const std::vector<uint32_t>& images);
   // Each distinct label once: a pipeline step repeats a few thousand labels over 580K ops.
   struct LabelHash {
     using is_transparent = void;  // look up by string_view without building a string

@@ -2,10 +2,12 @@
 // hw/ implements it for each fabric; the executor only asks.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
 #include "sim/flow_network.h"
+#include "sim/transfer_pool.h"
 
 namespace cs::sim {
 
@@ -31,6 +33,12 @@ class Routing {
   // The GPU whose own links and HBM carry this GPU's bytes: itself, unless the run simulates it by
   // another's (sim/stand_in_routing.h). Its power is what those bytes draw on.
   virtual int stand_in(int gpu) const { return gpu; }
+  // Appends the links that the transfers `images` (sim::OpGraph::add_images) cross and no GPU owns
+  // (switch ports), once per crossing, less those of the image src -> dst, whose own route the
+  // caller has: what the transfers one stand-in's flow stands for load besides its route. None
+  // where every GPU is simulated, each transfer its own.
+  virtual void image_links(int /*src*/, int /*dst*/, std::span<const GpuPair> /*images*/,
+                           std::vector<LinkId>& /*out*/) const {}
 };
 
 }  // namespace cs::sim

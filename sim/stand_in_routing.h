@@ -6,7 +6,10 @@
 // ingress takes from all its peers is what any one of them sends to all of its own. A path that
 // crosses two links of one kind crosses the stand-in's link twice, and the flow counts twice in
 // that link's fair share, as two copies of it would: a put into the sender's own peer reads and
-// writes the same HBM. Links shared between GPUs (switch ports) stay as they are.
+// writes the same HBM. Links shared between GPUs (switch ports) stay as they are, and a put's images
+// (sim::OpGraph::add_images) load them as the transfers it stands for would: a switch link that
+// k of them cross carries the put's flow k times, which then gets the share of it that each of
+// those transfers would get when every GPU runs.
 #pragma once
 
 #include <vector>
@@ -27,11 +30,13 @@ class StandInRouting : public Routing {
   std::vector<KindedLink> gpu_links(int gpu) const override { return base_.gpu_links(gpu); }
   std::vector<KindedLink> own_links(int gpu) const override { return base_.own_links(gpu); }
   int stand_in(int gpu) const override { return stand_in_[gpu]; }
+  void image_links(int src, int dst, std::span<const GpuPair> images, std::vector<LinkId>& out) const override;
 
  private:
   const Routing& base_;
   std::vector<int> stand_in_;
   std::vector<LinkId> link_as_;  // per base link: the link that stands in for it
+  std::vector<bool> owned_;      // per base link: some GPU's own (sim::Routing::own_links)
 };
 
 }  // namespace cs::sim

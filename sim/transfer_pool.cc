@@ -1,7 +1,6 @@
 #include "sim/transfer_pool.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -35,33 +34,6 @@ std::vector<Transfer> normalize_transfers(uint32_t ranks, std::vector<Transfer> 
   }
   transfers.resize(out);
   return transfers;
-}
-
-namespace {
-uint64_t mix(uint64_t h, uint64_t v) {
-  // splitmix64 finaliser over the running hash: cheap and spreads nearby rank numbers well.
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  return h;
-}
-}  // namespace
-
-uint32_t TransferPool::add(const std::vector<Transfer>& set) {
-  uint64_t h = set.size();
-  for (const Transfer& t : set)
-    h = mix(mix(h, (static_cast<uint64_t>(t.src) << 32) | t.dst), std::bit_cast<uint64_t>(t.bytes));
-  const auto [lo, hi] = by_hash_.equal_range(h);
-  for (auto it = lo; it != hi; ++it) {
-    const auto stored = get(it->second);
-    if (std::equal(stored.begin(), stored.end(), set.begin(), set.end())) return it->second;
-  }
-  const auto id = static_cast<uint32_t>(sets());
-  pool_.insert(pool_.end(), set.begin(), set.end());
-  begin_.push_back(pool_.size());
-  by_hash_.emplace(h, id);
-  return id;
 }
 
 }  // namespace cs::sim

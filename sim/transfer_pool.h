@@ -1,14 +1,11 @@
-// Point-to-point transfers of uneven collectives (all_to_all_v), stored once per distinct set.
-// A 64-rank MoE dispatch lists up to 64 x 63 transfers, and a training step repeats the same
-// matrix over layers, micro-batches and replicas; so sets live in one pool, deduplicated by
-// content, and a collective holds only a set id (no copy per collective or per op).
+// Point-to-point transfers of uneven collectives (all_to_all_v), each distinct set stored once
+// (sim/set_pool.h).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
-#include <span>
-#include <unordered_map>
 #include <vector>
+
+#include "sim/set_pool.h"
 
 namespace cs::sim {
 
@@ -17,6 +14,13 @@ struct Transfer {
   uint32_t dst = 0;
   double bytes = 0;
   bool operator==(const Transfer&) const = default;
+};
+
+// A transfer's source and destination GPUs.
+struct GpuPair {
+  int src = 0;
+  int dst = 0;
+  auto operator<=>(const GpuPair&) const = default;
 };
 
 // Checks and canonicalises transfers over `ranks` ranks: zero-byte transfers are dropped, a pair
@@ -28,20 +32,6 @@ struct Transfer {
 // a local copy.
 std::vector<Transfer> normalize_transfers(uint32_t ranks, std::vector<Transfer> transfers);
 
-class TransferPool {
- public:
-  // Stores a set (or finds an equal one stored before) and returns its id.
-  uint32_t add(const std::vector<Transfer>& set);
-  std::span<const Transfer> get(uint32_t id) const {
-    return {pool_.data() + begin_[id], pool_.data() + begin_[id + 1]};
-  }
-  size_t sets() const { return begin_.size() - 1; }
-  size_t stored_transfers() const { return pool_.size(); }
-
- private:
-  std::vector<Transfer> pool_;
-  std::vector<size_t> begin_{0};                    // set i is pool_[begin_[i], begin_[i + 1])
-  std::unordered_multimap<uint64_t, uint32_t> by_hash_;  // content hash -> set ids
-};
+using TransferPool = SetPool<Transfer>;
 
 }  // namespace cs::sim

@@ -44,13 +44,14 @@ std::vector<std::string> rows_of(const std::string& csv) {
 }
 }  // namespace
 
-TEST_CASE("sweep says which points are a lower bound, the best among them", "[cli][sweep]") {
-  // Mirrored on a tree whose uplinks are thinned: every point's step leaves out other GPUs' flows.
-  const RunOutput r = sweep({cs::test::source_dir() + "/tests/cli/data/tiny-moe-thin-uplinks.yaml"});
+TEST_CASE("sweep says which points are approximate, the best among them", "[cli][sweep]") {
+  // Mirrored on a partial tree, then on one whose leaves hold unlike parts of a stage: at every
+  // point the GPUs one simulated GPU stands in for meet unlike uplinks.
+  const RunOutput r = sweep({cs::test::source_dir() + "/tests/cli/data/tiny-moe-uneven-uplinks.yaml"});
   REQUIRE(r.exit_code == 0);
-  CHECK(contains(r.out, "<- best; a lower bound: mirrored fidelity, thin uplinks"));
-  CHECK(contains(r.out, "a lower bound: mirrored fidelity, thin uplinks\n"));  // the other point's note
-  CHECK(contains(r.out, "on 512 GPUs (a lower bound: mirrored fidelity, thin uplinks)"));
+  CHECK(contains(r.out, "<- best; approximate: mirrored fidelity, uneven uplinks"));
+  CHECK(contains(r.out, "approximate: mirrored fidelity, uneven uplinks\n"));  // the other point's note
+  CHECK(contains(r.out, "on 1280 GPUs (approximate: mirrored fidelity, uneven uplinks)"));
 }
 
 TEST_CASE("sweep prints one row per point, the best, and the best SM split", "[cli][sweep]") {

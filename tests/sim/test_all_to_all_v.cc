@@ -178,7 +178,7 @@ TEST_CASE("equal transfer sets are stored once, whatever GPUs they run on") {
   CHECK(g.transfers(c[0]).data() == g.transfers(c[3]).data());
   CHECK(g.transfers(c[0]).data() != g.transfers(c[1]).data());
   CHECK(g.transfer_pool().sets() == 2);
-  CHECK(g.transfer_pool().stored_transfers() == 6);
+  CHECK(g.transfer_pool().stored() == 6);
   CHECK(c[2].gpus == std::vector<int>{4, 5, 6, 7});
 }
 
