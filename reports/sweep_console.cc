@@ -40,7 +40,7 @@ std::string summary_of(const SweepRecord& r) {
   if (!r.metric("gpu_hours").empty())
     s += ", " + figure(r, "gpu_hours", " GPU-hours") + ", " + figure(r, "days", " days") +
          (r.metric("cost_usd").empty() ? "" : ", $" + r.metric("cost_usd"));
-  // An ok point's message says what limits its answer (a lower bound): it goes with its figures.
+  // An ok point's message says what limits its answer (an approximate step): it goes with its figures.
   return s + " on " + r.metric("gpus") + " GPUs" +
          (r.status == "ok" && !r.message.empty() ? " (" + r.message + ")" : "");
 }
