@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "four_gpus.h"
 #include "sim/executor.h"
 #include "sim/op_graph.h"
 #include "sim/stand_in_routing.h"
@@ -18,53 +19,36 @@ using cs::sim::LinkId;
 using cs::sim::OpGraph;
 using cs::sim::Time;
 
-// Four GPUs, each with an HBM, a link out and a link in (its own), all through one switch port
-// that no GPU owns and that carries only one GPU's link out at full rate.
-class FourGpus : public cs::sim::Routing {
- public:
-  explicit FourGpus(cs::sim::FlowNetwork& net) {
-    for (int g = 0; g < 4; ++g) {
-      const std::string n = "gpu" + std::to_string(g);
-      hbm_.push_back(net.add_link(n + ".hbm", Bandwidth::gbytes_per_s(1000), Time()));
-      out_.push_back(net.add_link(n + ".out", Bandwidth::gbytes_per_s(100), Time::us(1)));
-      in_.push_back(net.add_link(n + ".in", Bandwidth::gbytes_per_s(100), Time()));
-    }
-    port = net.add_link("switch", Bandwidth::gbytes_per_s(100), Time::us(2));
-  }
-  int gpu_count() const override { return 4; }
-  LinkId hbm(int gpu) const override { return hbm_[gpu]; }
-  void route(int src, int dst, std::vector<LinkId>& out) const override {
-    out.push_back(out_[src]);
-    out.push_back(port);
-    out.push_back(in_[dst]);
-  }
-  std::vector<KindedLink> gpu_links(int gpu) const override {
-    return {{"HBM", hbm_[gpu]}, {"out", out_[gpu]}, {"in", in_[gpu]}};
-  }
-  std::vector<LinkId> hbm_, out_, in_;
-  LinkId port;
+// The port carries one GPU's link out at full rate.
+struct Port : cs::test::FourGpus {
+  explicit Port(cs::sim::FlowNetwork& net) : FourGpus(net, 100, Time::us(1), Time::us(2)) {}
 };
 
 const std::vector<cs::sim::PartitionSpec> kSplit = {{"compute", 112}, {"comm", 20}};
 
-// The time of 1 GB put from GPU 0 into GPU 2 (and, with `both`, from GPU 1 into GPU 3 at once),
-// every GPU simulated, or GPU 0 standing in for GPU 1 and 2 for 3, with `images` on GPU 0's put.
-double put_ms(bool stand_in, bool both, std::vector<uint32_t> (*images)(OpGraph&)) {
+// The makespan of `graph` with every GPU simulated, or with GPU 0 standing in for GPU 1 and 2 for 3.
+double run_ms(const OpGraph& graph, bool stand_in) {
   cs::sim::Engine e;
   cs::sim::FlowNetwork net(e);
-  const FourGpus base(net);
+  const Port base(net);
   const cs::sim::StandInRouting stood(base, net, {0, 0, 2, 2});
   const cs::sim::Routing& routing = stand_in ? static_cast<const cs::sim::Routing&>(stood) : base;
   cs::test::TestCost cost;
   cost.copy_per_sm = 1e12;  // the links bound the copies, not the kernels
   std::vector<cs::sim::SmPool> pools(4, cs::sim::SmPool(132, kSplit));
-  OpGraph g;
-  g.add_put(g.add_stream(0, 1, "comm"), {2}, {1e9}, "put", 0, images(g));
-  if (both) g.add_put(g.add_stream(1, 1, "comm"), {3}, {1e9}, "put");
-  cs::sim::Executor exec(e, net, routing, cost, pools, g);
+  cs::sim::Executor exec(e, net, routing, cost, pools, graph);
   const cs::sim::ExecResult r = exec.run();
   REQUIRE(r.stuck_ops.empty());
   return r.makespan.to_ms();
+}
+
+// 1 GB put from GPU 0 into GPU 2 (and, with `both`, from GPU 1 into GPU 3 at once), with `images`
+// on GPU 0's put.
+double put_ms(bool stand_in, bool both, std::vector<uint32_t> (*images)(OpGraph&)) {
+  OpGraph g;
+  g.add_put(g.add_stream(0, 1, "comm"), {2}, {1e9}, "put", 0, images(g));
+  if (both) g.add_put(g.add_stream(1, 1, "comm"), {3}, {1e9}, "put");
+  return run_ms(g, stand_in);
 }
 
 std::vector<uint32_t> none(OpGraph&) { return {}; }
@@ -86,7 +70,7 @@ TEST_CASE("a stand-in's put loads the switch port as the put it stands for would
 TEST_CASE("image links are the switch links the other transfers cross, once per crossing", "[sim][stand-in][images]") {
   cs::sim::Engine e;
   cs::sim::FlowNetwork net(e);
-  const FourGpus base(net);
+  const Port base(net);
   const cs::sim::StandInRouting r(base, net, {0, 0, 2, 2});
   std::vector<LinkId> out;
   const std::vector<GpuPair> images = {{0, 2}, {1, 3}, {1, 2}, {3, 3}};
@@ -133,14 +117,6 @@ TEST_CASE("image sets are stored once and checked where a put or send takes them
 TEST_CASE("a stand-in's all-reduce loads the switch port as the one it stands for would", "[sim][stand-in][images]") {
   // A ring all-reduce between GPUs 0 and 2 stands for the same between 1 and 3.
   const auto ring_ms = [](bool stand_in, bool relabel) {
-    cs::sim::Engine e;
-    cs::sim::FlowNetwork net(e);
-    const FourGpus base(net);
-    const cs::sim::StandInRouting stood(base, net, {0, 0, 2, 2});
-    const cs::sim::Routing& routing = stand_in ? static_cast<const cs::sim::Routing&>(stood) : base;
-    cs::test::TestCost cost;
-    cost.copy_per_sm = 1e12;
-    std::vector<cs::sim::SmPool> pools(4, cs::sim::SmPool(132, kSplit));
     OpGraph g;
     const auto ops = g.add_collective(cs::sim::CollectiveKind::kAllReduce, 1e9,
                                       {g.add_stream(0, 1, "comm"), g.add_stream(2, 1, "comm")}, "ar");
@@ -148,8 +124,7 @@ TEST_CASE("a stand-in's all-reduce loads the switch port as the one it stands fo
     if (!stand_in)
       g.add_collective(cs::sim::CollectiveKind::kAllReduce, 1e9,
                        {g.add_stream(1, 1, "comm"), g.add_stream(3, 1, "comm")}, "ar");
-    cs::sim::Executor exec(e, net, routing, cost, pools, g);
-    return exec.run().makespan.to_ms();
+    return run_ms(g, stand_in);
   };
   const double full = ring_ms(false, false);
   CHECK(ring_ms(true, false) < full * 0.6);  // alone on the port

@@ -1,10 +1,10 @@
+#include <catch2/catch.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
+#include "four_gpus.h"
 #include "sim/engine.h"
 #include "sim/flow_network.h"
 #include "sim/op_graph.h"
@@ -21,32 +21,7 @@ using cs::sim::Routing;
 using cs::sim::StandInRouting;
 using cs::sim::Time;
 
-// Four GPUs on one switch: each owns an HBM, a link out and a link in; a route is the sender's
-// link out and the receiver's link in, through one shared switch port (owned by no GPU).
-class FourGpus : public Routing {
- public:
-  explicit FourGpus(FlowNetwork& net) {
-    for (int g = 0; g < 4; ++g) {
-      const std::string n = "gpu" + std::to_string(g);
-      hbm_.push_back(net.add_link(n + ".hbm", Bandwidth::gbytes_per_s(1000), Time()));
-      out_.push_back(net.add_link(n + ".out", Bandwidth::gbytes_per_s(100), Time()));
-      in_.push_back(net.add_link(n + ".in", Bandwidth::gbytes_per_s(100), Time()));
-    }
-    port = net.add_link("switch", Bandwidth::gbytes_per_s(400), Time());
-  }
-  int gpu_count() const override { return 4; }
-  LinkId hbm(int gpu) const override { return hbm_[gpu]; }
-  void route(int src, int dst, std::vector<LinkId>& out) const override {
-    out.push_back(out_[src]);
-    out.push_back(port);
-    out.push_back(in_[dst]);
-  }
-  std::vector<KindedLink> gpu_links(int gpu) const override {
-    return {{"HBM", hbm_[gpu]}, {"out", out_[gpu]}, {"in", in_[gpu]}};
-  }
-  std::vector<LinkId> hbm_, out_, in_;
-  LinkId port;
-};
+using cs::test::FourGpus;
 
 TEST_CASE("a stand-in's links take the place of its peers' in every route", "[sim][stand-in]") {
   Engine e;
