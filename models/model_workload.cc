@@ -333,11 +333,13 @@ std::string uneven_uplinks(const ModelWorkload& mw, const ClusterConfig& c) {
   const hw::FabricCounts n = hw::fabric_counts(spec);
   const int leaf_nodes = spec.switch_radix / 2;  // NICs per leaf (one per node), and leaves per pod
   if (n.leaves_per_tree <= 1) return "";
-  const int uplinks = leaf_nodes / spec.oversubscription;  // a leaf's, or a pod's aggregation switch's
+  // Two layers: a leaf's cables to the spines, short of its R/2 / oversubscription uplinks. Three: a
+  // pod's aggregation switch always has its uplinks (hw/fabric/fabric_graph.cc, three_shape), so
+  // only the cables up to the cores can fall short of its R/2 leaves.
   const bool partial =
       spec.kind != hw::FabricKind::kThreeLayer
-          ? n.switch_links / (static_cast<int64_t>(n.trees) * n.leaves_per_tree) < uplinks
-          : n.aggs_per_pod < uplinks || (n.pods >= 2 && n.cores_per_group * n.links_per_agg_core < leaf_nodes);
+          ? n.switch_links / (static_cast<int64_t>(n.trees) * n.leaves_per_tree) < leaf_nodes / spec.oversubscription
+          : n.pods >= 2 && n.cores_per_group * n.links_per_agg_core < leaf_nodes;
   if (partial) return "a partial " + c.fabric.kind + " (uplinks left dark)";
   const int stage_nodes = std::max(1, mw.layout.tp * mw.layout.replicas() / gpus_per_node(c));
   if (spec.oversubscription == 1 || stage_nodes % leaf_nodes == 0 || leaf_nodes % stage_nodes == 0) return "";

@@ -98,10 +98,11 @@ int gpus_per_node(const ClusterConfig& c);
 // Folded and mirrored: per GPU of the cluster, the simulated GPU of its stage and TP rank that
 // stands in for it (the replica dp mod simulated_dp(); see OpWorkload::stand_in). Full: empty.
 std::vector<int> stand_in_gpus(const ModelWorkload& mw, const ClusterConfig& c);
-// Where a folded or mirrored run may not be the run of every GPU on this cluster: on a partial tree
-// (uplinks left dark), whose leaves' uplinks differ, so that the GPUs a simulated GPU stands in
-// for (stand_in_gpus) do not all run alike. None at full fidelity or on a whole tree, at any
-// oversubscription: there the stand-ins' images load the switch links as every GPU would.
+// Where a folded or mirrored run may not be the run of every GPU on this cluster: where the GPUs
+// a simulated GPU stands in for (stand_in_gpus) meet unlike uplinks and so do not all run alike,
+// on a partial tree (uplinks left dark) or an oversubscribed one whose leaves hold unlike parts of
+// a stage. None at full fidelity, nor on a whole tree whose stages fill or divide its leaves: there
+// the stand-ins' images load the switch links as every GPU would (models/stand_in_images.h).
 struct FidelityWarning;  // models/scenario_runner.h
 std::vector<FidelityWarning> fidelity_warnings(const ModelWorkload& mw, const ClusterConfig& c);
 

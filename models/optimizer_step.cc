@@ -17,13 +17,16 @@ namespace {
 // the step (2). It is HBM-bound by two orders of magnitude; the count only keeps it honest.
 constexpr double kAdamwFlopsPerParam = 16;
 
-// The successor of `gpu` in each ring that holds it, with the bytes it sends there.
-void ring_sends(const RingSet& rs, int gpu, double bytes_per_ring, std::vector<int>& dst, std::vector<double>& bytes) {
+// The successor of `gpu` in each ring that holds it, with the bytes it sends there and the place it
+// holds in its node's block on that ring (see successor_at).
+void ring_sends(const RingSet& rs, int gpu, double bytes_per_ring, std::vector<int>& dst, std::vector<double>& bytes,
+                std::vector<size_t>& places) {
   for (const std::vector<int>& ring : rs.rings) {
     const auto it = std::find(ring.begin(), ring.end(), gpu);
     if (it == ring.end() || ring.size() < 2) continue;
     dst.push_back(*(std::next(it) == ring.end() ? ring.begin() : std::next(it)));
     bytes.push_back(bytes_per_ring);
+    places.push_back(static_cast<size_t>(it - ring.begin()) % rs.rings.size());
   }
 }
 
@@ -185,18 +188,14 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
   // Folded or mirrored: each ring step the GPU makes stands for the same step of the GPUs it stands
   // in for, on their own groups' rings (the same ring's for the dense group, since they share it).
   StandInImages stand_in(mw, cl);
-  const auto ring_images = [&](const RingSet& rs, int gpu, bool expert) {
+  const auto ring_images = [&](int gpu, const std::vector<size_t>& places, bool expert) {
     std::vector<uint32_t> out;
     if (!stand_in.active()) return out;
-    for (const std::vector<int>& ring : rs.rings) {
-      const auto it = std::find(ring.begin(), ring.end(), gpu);
-      if (it == ring.end() || ring.size() < 2) continue;  // as ring_sends
-      const size_t place = static_cast<size_t>(it - ring.begin()) % rs.rings.size();
+    for (const size_t place : places)
       out.push_back(stand_in.of(g, gpu, [&](int peer) {
         return successor_at(rings_of(expert ? expert_dp_group(l, peer, gpn) : dense_dp_group(l, peer, gpn)), peer,
                             place);
       }));
-    }
     return out;
   };
   const auto put_per_group = [&](PerGpu& s, double bytes_per_param, double passes, const char* dense_label,
@@ -207,11 +206,12 @@ std::vector<std::vector<uint32_t>> emit_optimizer_step(sim::OpGraph& g, const Mo
     for (size_t k = 0; k < 2; ++k) {
       std::vector<int> dst;
       std::vector<double> bytes;
+      std::vector<size_t> places;
       const RingSet& rs = *groups[k].first;
-      ring_sends(rs, s.gpu, share(rs, groups[k].second * bytes_per_param, passes), dst, bytes);
+      ring_sends(rs, s.gpu, share(rs, groups[k].second * bytes_per_param, passes), dst, bytes, places);
       if (dst.empty()) continue;
       if (last) s.earlier.push_back(*last);
-      last = g.add_put(s.comm, dst, bytes, k == 0 ? dense_label : expert_label, 0, ring_images(rs, s.gpu, k == 1));
+      last = g.add_put(s.comm, dst, bytes, k == 0 ? dense_label : expert_label, 0, ring_images(s.gpu, places, k == 1));
       ops.push_back(*last);
     }
     return ops;
