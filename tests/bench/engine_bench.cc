@@ -8,6 +8,10 @@
 //                     solver touches one group per event;
 //            global - every flow crosses one shared core link (one connected component): each
 //                     event re-solves all F flows, the worst case.
+//   replicas cost per flow re-rated when R identical replicas act at the same instants, the shape
+//            of a step that simulates every GPU: each replica an all-to-all among 8 GPUs (56 flows
+//            over their HBM, NVLink out and NVLink in), sizes distinct within a replica and equal
+//            across replicas, so each completion instant re-rates every replica's flows at once.
 //   fabric   building the 2048-GPU and 16,384-GPU multi-plane fabrics and the 65,536-GPU
 //            three-layer fat-tree (Boost.Graph), their sim links, and one route per GPU.
 #include <chrono>
@@ -109,6 +113,40 @@ void bench_flows(const std::string& kind, int flows, uint64_t measured) {
               static_cast<unsigned long long>(net.reallocations() - realloc0));
 }
 
+void bench_replicas(int replicas, int rounds) {
+  Engine e;
+  FlowNetwork net(e);
+  constexpr int kGpus = 8;
+  std::vector<LinkId> hbm, out, in;
+  for (int g = 0; g < replicas * kGpus; ++g) {
+    hbm.push_back(net.add_link("hbm", Bandwidth::gbytes_per_s(3000), Time()));
+    out.push_back(net.add_link("out", Bandwidth::gbytes_per_s(160), Time()));
+    in.push_back(net.add_link("in", Bandwidth::gbytes_per_s(160), Time()));
+  }
+  int left = 0, round = 0;
+  std::function<void()> start_round = [&] {
+    if (round++ == rounds) return;
+    for (int r = 0; r < replicas; ++r)
+      for (int s = 0; s < kGpus; ++s)
+        for (int d = 0; d < kGpus; ++d) {
+          if (s == d) continue;
+          const int a = r * kGpus + s, b = r * kGpus + d;
+          ++left;
+          net.start_flow({hbm[a], out[a], in[b], hbm[b]}, 1e6 * (1 + s * kGpus + d), FlowNetwork::kUncapped, [&] {
+            if (--left == 0) start_round();
+          });
+        }
+  };
+  start_round();
+  const auto t0 = Clock::now();
+  e.run();
+  const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+  const double gathered = static_cast<double>(net.flows_reallocated());
+  std::printf("replicas %-4d flows=%-6d reallocations=%-6llu flows gathered=%-9.0f %6.1f ns/flow gathered  (%.0f%% re-rated; %.2f us/reallocation)\n",
+              replicas, replicas * kGpus * (kGpus - 1), static_cast<unsigned long long>(net.reallocations()), gathered,
+              s / gathered * 1e9, 100.0 * static_cast<double>(net.rate_changes()) / gathered, s / net.reallocations() * 1e6);
+}
+
 // Builds a fabric of `nodes` HGX nodes, its sim links, and one route per GPU pair of a shift
 // permutation (every GPU to the GPU half the cluster away).
 void bench_fabric(int nodes, cs::hw::FabricKind kind = cs::hw::FabricKind::kMultiPlane) {
@@ -146,8 +184,13 @@ void bench_fabric(int nodes, cs::hw::FabricKind kind = cs::hw::FabricKind::kMult
 
 int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress lines appear as they are measured
-  const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  const std::string arg = argc > 1 ? argv[1] : "";
+  const bool quick = arg == "--quick";
   const uint64_t n_events = quick ? 2'000'000 : 20'000'000;
+  if (arg == "--replicas") {  // the replicas lines alone, for profiling the every-GPU shape
+    for (int r : {1, 16, 128}) bench_replicas(r, 2'000 / (r >= 128 ? 8 : 1));
+    return 0;
+  }
   std::printf("# clustersim-bench%s (one core; wall-clock timings)\n", quick ? " --quick" : "");
   for (int nodes : {256, 2048}) bench_fabric(nodes);
   bench_fabric(8192, cs::hw::FabricKind::kThreeLayer);
@@ -156,5 +199,6 @@ int main(int argc, char** argv) {
   // A global event re-solves all F flows: fewer events at the large sizes keep the run short.
   for (int f : {1'000, 10'000, 100'000, 1'000'000})
     bench_flows("global", f, f >= 1'000'000 ? 20 : f >= 100'000 ? 200 : 2'000);
+  for (int r : {1, 16, 128}) bench_replicas(r, (quick ? 200 : 2'000) / (r >= 128 ? 8 : 1));
   return 0;
 }
