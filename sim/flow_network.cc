@@ -18,15 +18,18 @@ LinkId FlowNetwork::add_link(std::string name, Bandwidth capacity, Time latency)
   } else {
     l = static_cast<uint32_t>(links_.size());
     links_.emplace_back();
+    link_info_.emplace_back();
     link_mark_.push_back(0);
   }
   Link& link = links_[l];
   link = Link{};
-  link.name = std::move(name);
   link.capacity = capacity.bytes_per_s();
-  link.latency = latency;
   link.alive = true;
-  link.stats_since = engine_.now();
+  LinkInfo& info = link_info_[l];
+  info = LinkInfo{};
+  info.name = std::move(name);
+  info.latency = latency;
+  info.stats_since = engine_.now();
   link_mark_[l] = 0;
   return LinkId{l};
 }
@@ -89,7 +92,7 @@ FlowId FlowNetwork::start_flow(const std::vector<LinkId>& path, double bytes, Ba
   } else {
     f = static_cast<uint32_t>(flows_.size());
     flows_.emplace_back();
-    flow_mark_.push_back(0);
+    flow_done_.emplace_back();
     path_.emplace_back();
   }
   Flow& flow = flows_[f];
@@ -106,12 +109,12 @@ FlowId FlowNetwork::start_flow(const std::vector<LinkId>& path, double bytes, Ba
     const LinkId l = path[i];
     assert(links_[l.v].alive);
     *entry++ = {l.v, 0};
-    if (i < timed_links) latency += links_[l.v].latency;
+    if (i < timed_links) latency += link_info_[l.v].latency;
   }
   flow.remaining = bytes;
   flow.cap = cap.bytes_per_s();
   flow.rate = 0;
-  flow.on_done = std::move(on_done);
+  flow_done_[f] = std::move(on_done);
   flow.state = State::kWaiting;
   flow.done_event = EventId{};
   if (latency > Time()) {
@@ -194,8 +197,8 @@ void FlowNetwork::complete(uint32_t f) {
   flow.remaining = 0;
   flow.rate = 0;
   --active_flow_count_;
-  auto done = std::move(flow.on_done);
-  flow.on_done = nullptr;
+  auto done = std::move(flow_done_[f]);
+  flow_done_[f] = nullptr;
   free_flows_.push_back(f);
   if (done) done();
 }
@@ -223,8 +226,8 @@ void FlowNetwork::collect_component() {
   std::vector<uint32_t>& stack = comp_links_;  // links are appended and scanned in order
   // Every flow on a link's list is active; a dirty flow may have ended since it was marked.
   auto visit_flow = [&](uint32_t f) {
-    if (flow_mark_[f] == epoch_) return;
-    flow_mark_[f] = epoch_;
+    if (path_[f].mark == epoch_) return;
+    path_[f].mark = epoch_;
     comp_flows_.push_back(f);
     for (const PathEntry& e : path(f))
       if (link_mark_[e.link] != epoch_) {
@@ -301,25 +304,27 @@ void FlowNetwork::reschedule(uint32_t f) {
     flow.done_event = engine_.after(dt, [this, f] { complete(f); });
 }
 
-void FlowNetwork::settle_link(Link& link) {
+void FlowNetwork::settle_link(uint32_t l) {
   const Time now = engine_.now();
-  const Time dt = now - link.stats_since;
-  link.stats.bytes += link.load * dt.to_seconds();
-  if (link.load > 0) link.stats.busy += dt;
-  link.stats_since = now;
+  const double load = links_[l].load;
+  LinkInfo& info = link_info_[l];
+  const Time dt = now - info.stats_since;
+  info.stats.bytes += load * dt.to_seconds();
+  if (load > 0) info.stats.busy += dt;
+  info.stats_since = now;
 }
 
 void FlowNetwork::set_load(uint32_t l, double load) {
   Link& link = links_[l];
   if (link.load == load) return;
-  settle_link(link);
+  settle_link(l);
   link.load = load;
   if (observer_) observer_->on_link_load(LinkId{l}, engine_.now(), Bandwidth::bytes_per_s(load));
 }
 
 LinkStats FlowNetwork::stats(LinkId id) {
-  settle_link(links_[id.v]);
-  return links_[id.v].stats;
+  settle_link(id.v);
+  return link_info_[id.v].stats;
 }
 
 }  // namespace cs::sim

@@ -86,8 +86,8 @@ class FlowNetwork {
     return Bandwidth::bytes_per_s(l.flows.empty() ? 0.0 : std::max(0.0, l.load - l.departed));
   }
   Bandwidth capacity(LinkId link) const { return Bandwidth::bytes_per_s(links_[link.v].capacity); }
-  Time latency(LinkId link) const { return links_[link.v].latency; }
-  const std::string& name(LinkId link) const { return links_[link.v].name; }
+  Time latency(LinkId link) const { return link_info_[link.v].latency; }
+  const std::string& name(LinkId link) const { return link_info_[link.v].name; }
   size_t link_slots() const { return links_.size(); }
   bool link_alive(LinkId link) const { return links_[link.v].alive; }
   size_t active_flows() const { return active_flow_count_; }
@@ -107,15 +107,20 @@ class FlowNetwork {
 
  private:
   enum class State : uint8_t { kFree, kWaiting, kActive };
-  struct Link {
-    std::string name;
-    double capacity = 0;
-    Time latency;
+  // What the reallocation reads and writes of a link, one cache line (it visits a thousand links
+  // of an EP group's all-to-all at every instant in the run of every GPU); the rest in LinkInfo.
+  struct alignas(64) Link {
     std::vector<uint32_t> flows;  // active flows through this link
+    double capacity = 0;
     double load = 0;
     double departed = 0;    // rate of the flows that ended since the last reallocation
     double saturation = 0;  // exponent p; 0: an ordinary link
     bool alive = false;
+  };
+  static_assert(sizeof(Link) == 64);
+  struct LinkInfo {
+    std::string name;
+    Time latency;
     Time stats_since;
     LinkStats stats;
   };
@@ -124,17 +129,19 @@ class FlowNetwork {
     uint32_t link;
     uint32_t slot;
   };
-  // Where a flow's path lies in path_arena_: `len` entries from `at`, in a block of `room`.
+  // Where a flow's path lies in path_arena_ (`len` entries from `at`, in a block of `room`), and
+  // the flow's component-search epoch: the search reads both of every flow it passes, one line.
   struct PathSpan {
-    uint32_t at = 0, len = 0, room = 0;
+    uint32_t at = 0, len = 0, room = 0, mark = 0;
   };
+  // What a reallocation reads and writes of a flow (48 bytes); its completion callback, read once,
+  // lies in flow_done_.
   struct Flow {
     double remaining = 0;
     double cap = 0;
     double rate = 0;
     Time last_update;
     EventId done_event;
-    std::function<void()> on_done;
     State state = State::kFree;
   };
   std::span<PathEntry> path(uint32_t f) { return {path_arena_.data() + path_[f].at, path_[f].len}; }
@@ -153,7 +160,7 @@ class FlowNetwork {
   // the problem's capacities and caps on the way; valid until the next solve).
   const std::vector<double>& solve_with_queues(MaxMinProblem& problem, std::span<const uint32_t> links);
   void collect_component();
-  void settle_link(Link& link);
+  void settle_link(uint32_t l);
   void set_load(uint32_t l, double load);
   void reschedule(uint32_t f);
 
@@ -161,15 +168,16 @@ class FlowNetwork {
   size_t split_from_flows_;
   LinkObserver* observer_ = nullptr;
   std::vector<Link> links_;
+  std::vector<LinkInfo> link_info_;  // per link, beside links_
   std::vector<uint32_t> free_links_;
   std::vector<Flow> flows_;
+  std::vector<std::function<void()>> flow_done_;  // per flow, its on_done
   std::vector<uint32_t> free_flows_;
   // What the component search and the reallocation read of every link and flow they pass, kept
   // apart from the structs: one dense array each, where a field of a 128-byte flow (or of a larger
   // link) and a path behind its own allocation cost a cache miss each in the run of every GPU.
   std::vector<uint32_t> link_mark_;    // component-search epoch, then the local index in a reallocation
-  std::vector<uint32_t> flow_mark_;    // component-search epoch
-  std::vector<PathSpan> path_;         // per flow
+  std::vector<PathSpan> path_;         // per flow: its path's place and its search mark
   std::vector<PathEntry> path_arena_;  // every flow's path; a freed flow's block serves its slot's next flow
   size_t active_flow_count_ = 0;
 
@@ -182,11 +190,13 @@ class FlowNetwork {
   std::vector<double> load_;  // per local link of the component being reallocated
   std::vector<double> asked_, scale_;  // with saturating links: per flow what it asks, per local link its share
   std::vector<double> rates_;          // per flow of the component, its rate
-  // Splitting a component into parts (solve_parts): per local link its union-find parent, part
-  // and index within the part; parts' link and flow ranges in the sorted lists.
   std::vector<uint32_t> part_, part_of_link_, local_in_part_, part_links_, part_flows_, sorted_links_, sorted_flows_,
       cursor_, part_global_links_;
   MaxMinProblem part_problem_;
+  std::vector<double> part_saturation_;  // per link of the part being solved, its exponent
+  // The last part solved in this reallocation, as it was posed, with its links' exponents and rates.
+  MaxMinProblem last_part_;
+  std::vector<double> last_saturation_, last_rates_;
   MaxMinMemo solver_;  // reallocations repeat the same few problems
   // The queues' shares, remembered by their arguments: a pure function of them, asked 21 M times
   // in DeepSeek-V3's run (two powers each), mostly with loads asked before.

@@ -2,11 +2,20 @@
 // link solved apart, each with its queues' shares (sim/flow_network.h).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "sim/flow_network.h"
 
 namespace cs::sim {
+
+namespace {
+// Equal sizes and bits: what the memo's key compares (0 and -0 differ, a NaN equals itself).
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+}  // namespace
 
 // The changes of one instant touch every part of the network that acts at it: in a run of every
 // GPU, each data-parallel replica's links and flows, which share no link with one another. Each
@@ -80,14 +89,21 @@ void FlowNetwork::solve_parts() {
   cursor_.assign(part_flows_.begin(), part_flows_.end() - 1);
   for (uint32_t f = 0; f < nf; ++f)
     if (!p.path(f).empty()) sorted_flows_[cursor_[part_of_link_[p.path(f)[0]]]++] = f;
+  // The replicas' parts come one after another (they act alike at the same instant), so a part is
+  // first compared with the one before it: equal to the bit, with its links' queues alike, it
+  // has its rates (solve_with_queues is a function of exactly these), with one pass over it where
+  // the memo's lookup and the queues' two solves take six.
+  bool have_last = false;
   for (size_t c = 0; c < parts; ++c) {
     if (part_flows_[c] == part_flows_[c + 1]) continue;  // links whose last flows just left
     MaxMinProblem& q = part_problem_;
     q.clear();
     part_global_links_.clear();
+    part_saturation_.clear();
     for (uint32_t i = part_links_[c]; i < part_links_[c + 1]; ++i) {
       q.link_capacity.push_back(p.link_capacity[sorted_links_[i]]);
       part_global_links_.push_back(comp_links_[sorted_links_[i]]);
+      part_saturation_.push_back(links_[comp_links_[sorted_links_[i]]].saturation);
     }
     for (uint32_t i = part_flows_[c]; i < part_flows_[c + 1]; ++i) {
       const uint32_t f = sorted_flows_[i];
@@ -95,8 +111,19 @@ void FlowNetwork::solve_parts() {
       q.path_begin.push_back(static_cast<uint32_t>(q.path_link.size()));
       q.flow_cap.push_back(p.flow_cap[f]);
     }
-    const std::vector<double>& r = solve_with_queues(q, part_global_links_);
-    for (uint32_t i = part_flows_[c]; i < part_flows_[c + 1]; ++i) rates_[sorted_flows_[i]] = r[i - part_flows_[c]];
+    if (!(have_last && same_bits(q.link_capacity, last_part_.link_capacity) &&
+          same_bits(q.path_link, last_part_.path_link) && same_bits(q.path_begin, last_part_.path_begin) &&
+          same_bits(q.flow_cap, last_part_.flow_cap) && same_bits(part_saturation_, last_saturation_))) {
+      last_part_.link_capacity = q.link_capacity;  // before the solve changes them
+      last_part_.path_link = q.path_link;
+      last_part_.path_begin = q.path_begin;
+      last_part_.flow_cap = q.flow_cap;
+      last_saturation_ = part_saturation_;
+      last_rates_ = solve_with_queues(q, part_global_links_);
+      have_last = true;
+    }
+    for (uint32_t i = part_flows_[c]; i < part_flows_[c + 1]; ++i)
+      rates_[sorted_flows_[i]] = last_rates_[i - part_flows_[c]];
   }
 }
 
