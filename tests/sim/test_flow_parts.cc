@@ -189,4 +189,41 @@ TEST_CASE("parts alike to the bit are one remembered sharing problem", "[sim][fl
   }
 }
 
+TEST_CASE("a part posed as the one before it takes its rates only where its queues are alike too",
+          "[sim][flow][parts]") {
+  // Three parts start at one instant, each a copy and a kernel on a 50 GB/s link and a 100 GB/s
+  // one: the same problem to the bit, but the first one's 100 GB/s link is a queue (HBM). The
+  // second must not take the first's rates; the third takes the second's.
+  // The flows start after the queue's own reallocation, so that the three parts are found from
+  // their flows alike, links in the same order.
+  Engine e;
+  FlowNetwork net(e, 0);
+  std::vector<LinkId> copy, hbm;
+  for (int part = 0; part < 3; ++part) {
+    copy.push_back(net.add_link("copy", Bandwidth::gbytes_per_s(50), Time()));
+    hbm.push_back(net.add_link("hbm", Bandwidth::gbytes_per_s(100), Time()));
+  }
+  net.set_saturation(hbm[0], 4);
+  std::vector<FlowId> f;
+  e.at(Time::us(1), [&] {
+    for (int part = 0; part < 3; ++part) {
+      f.push_back(net.start_flow({copy[part], hbm[part]}, 1e9, FlowNetwork::kUncapped, [] {}));
+      f.push_back(net.start_flow({hbm[part]}, 1e9, FlowNetwork::kUncapped, [] {}));
+    }
+  });
+  std::vector<double> r;
+  e.at(Time::us(2), [&] {
+    for (FlowId id : f) r.push_back(net.rate(id).bytes_per_s());
+  });
+  e.run();
+  const double s = cs::sim::queue_share(150, 100, 4);
+  REQUIRE(r.size() == 6);
+  CHECK(r[0] == Approx(50e9 * s));
+  CHECK(r[1] == Approx(100e9 - 50e9 * s));
+  for (int i : {2, 4}) {
+    CHECK(r[i] == 50e9);
+    CHECK(r[i + 1] == 50e9);
+  }
+}
+
 }  // namespace CS_TEST_FILE
