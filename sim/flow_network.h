@@ -190,6 +190,8 @@ class FlowNetwork {
   std::vector<double> load_;  // per local link of the component being reallocated
   std::vector<double> asked_, scale_;  // with saturating links: per flow what it asks, per local link its share
   std::vector<double> rates_;          // per flow of the component, its rate
+  // Splitting a component into parts (solve_parts): per local link its union-find parent, part
+  // and index within the part; parts' link and flow ranges in the sorted lists.
   std::vector<uint32_t> part_, part_of_link_, local_in_part_, part_links_, part_flows_, sorted_links_, sorted_flows_,
       cursor_, part_global_links_;
   MaxMinProblem part_problem_;

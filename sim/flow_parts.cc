@@ -10,7 +10,7 @@
 namespace cs::sim {
 
 namespace {
-// Equal sizes and bits: what the memo's key compares (0 and -0 differ, a NaN equals itself).
+// Equal sizes and bits, as the memo's keys are compared (0 and -0 differ, a NaN equals its own bits).
 template <typename T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
@@ -91,8 +91,8 @@ void FlowNetwork::solve_parts() {
     if (!p.path(f).empty()) sorted_flows_[cursor_[part_of_link_[p.path(f)[0]]]++] = f;
   // The replicas' parts come one after another (they act alike at the same instant), so a part is
   // first compared with the one before it: equal to the bit, with its links' queues alike, it
-  // has its rates (solve_with_queues is a function of exactly these), with one pass over it where
-  // the memo's lookup and the queues' two solves take six.
+  // has its rates (solve_with_queues is a function of exactly these) for one comparison, where the
+  // memo would copy, hash and compare its key, twice over on a queue.
   bool have_last = false;
   for (size_t c = 0; c < parts; ++c) {
     if (part_flows_[c] == part_flows_[c + 1]) continue;  // links whose last flows just left

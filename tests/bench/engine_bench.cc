@@ -8,7 +8,7 @@
 //                     solver touches one group per event;
 //            global - every flow crosses one shared core link (one connected component): each
 //                     event re-solves all F flows, the worst case.
-//   replicas cost per flow re-rated when R identical replicas act at the same instants, the shape
+//   replicas cost per flow gathered when R identical replicas act at the same instants, the shape
 //            of a step that simulates every GPU: each replica an all-to-all among 8 GPUs (56 flows
 //            over their HBM, NVLink out and NVLink in), sizes distinct within a replica and equal
 //            across replicas, so each completion instant re-rates every replica's flows at once.
@@ -132,7 +132,8 @@ void bench_replicas(int replicas, int rounds) {
           if (s == d) continue;
           const int a = r * kGpus + s, b = r * kGpus + d;
           ++left;
-          net.start_flow({hbm[a], out[a], in[b], hbm[b]}, 1e6 * (1 + s * kGpus + d), FlowNetwork::kUncapped, [&] {
+          const double bytes = 1e6 * (1 + s * kGpus + d);
+          net.start_flow({hbm[a], out[a], in[b], hbm[b]}, bytes, FlowNetwork::kUncapped, [&] {
             if (--left == 0) start_round();
           });
         }
@@ -142,9 +143,11 @@ void bench_replicas(int replicas, int rounds) {
   e.run();
   const double s = std::chrono::duration<double>(Clock::now() - t0).count();
   const double gathered = static_cast<double>(net.flows_reallocated());
-  std::printf("replicas %-4d flows=%-6d reallocations=%-6llu flows gathered=%-9.0f %6.1f ns/flow gathered  (%.0f%% re-rated; %.2f us/reallocation)\n",
-              replicas, replicas * kGpus * (kGpus - 1), static_cast<unsigned long long>(net.reallocations()), gathered,
-              s / gathered * 1e9, 100.0 * static_cast<double>(net.rate_changes()) / gathered, s / net.reallocations() * 1e6);
+  const auto reallocations = static_cast<double>(net.reallocations());
+  std::printf("replicas %-4d flows=%-6d reallocations=%-6.0f flows gathered=%-9.0f %6.1f ns/flow gathered  "
+              "(%.0f%% re-rated; %.2f us/reallocation)\n",
+              replicas, replicas * kGpus * (kGpus - 1), reallocations, gathered, s / gathered * 1e9,
+              100.0 * static_cast<double>(net.rate_changes()) / gathered, s / reallocations * 1e6);
 }
 
 // Builds a fabric of `nodes` HGX nodes, its sim links, and one route per GPU pair of a shift
