@@ -193,6 +193,12 @@ std::string verdict(const json& result) {
   } else {
     out += kpi("fits in memory", "n/a <span class=\"note\">(ops workload: no memory model)</span>");
   }
+  if (result.contains("model")) {  // which GPUs ran: every one, or stand-ins for their replicas
+    const json& m = result.at("model");
+    out += kpi("fidelity", html_escape(m.value("fidelity", "")) +
+                               fmt::format(" <span class=\"note\">{} of {} GPUs simulated</span>",
+                                           m.value("simulated_gpus", 0), result.at("cluster").value("gpus", 0)));
+  }
   const json& cost = result.at("cost_model");
   out += kpi("costs", cost.value("calibrated", false) ? "calibrated" : "UNCALIBRATED",
              cost.value("calibrated", false) ? "ok" : "warn");

@@ -65,6 +65,7 @@ TEST_CASE("the report of the default scenario has every section, with the run's 
                          "footer"})
     CHECK(contains(html, std::string("id=\"") + id + "\""));
   CHECK_FALSE(contains(html, "id=\"sweep\""));
+  CHECK_FALSE(contains(html, ">fidelity<"));  // an ops workload runs every GPU it names
   CHECK(contains(html, "UNCALIBRATED"));
   CHECK(contains(html, "Compute-bound"));
   CHECK(contains(html, "<code>clustersim run scenarios/x.yaml</code>"));
@@ -110,7 +111,12 @@ TEST_CASE("a mirrored run on a partial tree says on every output that its step i
   CHECK(contains(cs::reports::result_console(r), "warning: " + w));
   const json doc = result_of(text);
   REQUIRE(doc["model"]["fidelity_warnings"] == json::array({w}));
-  CHECK(contains(cs::reports::render_html(doc), "<strong>Fidelity.</strong> " + cs::reports::html_escape(w)));
+  const std::string html = cs::reports::render_html(doc);
+  CHECK(contains(html, "<strong>Fidelity.</strong> " + cs::reports::html_escape(w)));
+  // The header names the fidelity and how many GPUs stood in for the cluster's: one per stage.
+  CHECK(doc["model"]["simulated_gpus"] == 2);
+  CHECK(contains(html, "<div class=\"k\">fidelity</div><div class=\"v\">mirrored <span class=\"note\">2 of 1280 GPUs "
+                       "simulated</span>"));
   // On a whole tree (64 nodes, two leaves per plane) the stand-ins are exact, and nothing is said.
   text.replace(text.find("nodes: 160"), 10, "nodes: 64");
   text.replace(text.find("dp: 640"), 7, "dp: 256");
