@@ -174,8 +174,8 @@ class FlowNetwork {
   std::vector<std::function<void()>> flow_done_;  // per flow, its on_done
   std::vector<uint32_t> free_flows_;
   // What the component search and the reallocation read of every link and flow they pass, kept
-  // apart from the structs: one dense array each, where a field of a 128-byte flow (or of a larger
-  // link) and a path behind its own allocation cost a cache miss each in the run of every GPU.
+  // apart from the structs: one dense array each, where a field of the flow or link struct and a
+  // path behind its own allocation cost a cache miss each in the run of every GPU.
   std::vector<uint32_t> link_mark_;    // component-search epoch, then the local index in a reallocation
   std::vector<PathSpan> path_;         // per flow: its path's place and its search mark
   std::vector<PathEntry> path_arena_;  // every flow's path; a freed flow's block serves its slot's next flow

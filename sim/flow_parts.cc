@@ -2,20 +2,11 @@
 // link solved apart, each with its queues' shares (sim/flow_network.h).
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "sim/flow_network.h"
 
 namespace cs::sim {
-
-namespace {
-// Equal sizes and bits, as the memo's keys are compared (0 and -0 differ, a NaN equals its own bits).
-template <typename T>
-bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-}  // namespace
 
 // The changes of one instant touch every part of the network that acts at it: in a run of every
 // GPU, each data-parallel replica's links and flows, which share no link with one another. Each
@@ -111,13 +102,9 @@ void FlowNetwork::solve_parts() {
       q.path_begin.push_back(static_cast<uint32_t>(q.path_link.size()));
       q.flow_cap.push_back(p.flow_cap[f]);
     }
-    if (!(have_last && same_bits(q.link_capacity, last_part_.link_capacity) &&
-          same_bits(q.path_link, last_part_.path_link) && same_bits(q.path_begin, last_part_.path_begin) &&
-          same_bits(q.flow_cap, last_part_.flow_cap) && same_bits(part_saturation_, last_saturation_))) {
-      last_part_.link_capacity = q.link_capacity;  // before the solve changes them
-      last_part_.path_link = q.path_link;
-      last_part_.path_begin = q.path_begin;
-      last_part_.flow_cap = q.flow_cap;
+    // The exponents are >= 0 and only compared with 0 and raised to, so == is equality enough.
+    if (!(have_last && q.same_bits(last_part_) && part_saturation_ == last_saturation_)) {
+      last_part_ = q;  // as posed: the solve changes its capacities and caps
       last_saturation_ = part_saturation_;
       last_rates_ = solve_with_queues(q, part_global_links_);
       have_last = true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace cs::sim {
@@ -18,6 +19,18 @@ void MaxMinProblem::add_flow(std::span<const uint32_t> path, double cap) {
   path_link.insert(path_link.end(), path.begin(), path.end());
   path_begin.push_back(static_cast<uint32_t>(path_link.size()));
   flow_cap.push_back(cap);
+}
+
+namespace {
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+}  // namespace
+
+bool MaxMinProblem::same_bits(const MaxMinProblem& o) const {
+  return cs::sim::same_bits(link_capacity, o.link_capacity) && cs::sim::same_bits(flow_cap, o.flow_cap) &&
+         cs::sim::same_bits(path_begin, o.path_begin) && cs::sim::same_bits(path_link, o.path_link);
 }
 
 const std::vector<double>& MaxMinSolver::solve(const MaxMinProblem& p) {

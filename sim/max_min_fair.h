@@ -26,6 +26,9 @@ struct MaxMinProblem {
   void clear();
   // Appends a flow along `path` (local link indices, possibly empty).
   void add_flow(std::span<const uint32_t> path, double cap);
+  // The same problem to the bit: equal sizes and bits of all four arrays, the equality the memo's
+  // keys test (0 and -0 differ; a NaN equals its own bits).
+  bool same_bits(const MaxMinProblem& other) const;
   void add_flow(std::initializer_list<uint32_t> path, double cap) { add_flow(std::span(path.begin(), path.size()), cap); }
 };
 
